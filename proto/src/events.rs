@@ -1,0 +1,10 @@
+//! Events on the `/events` SSE bus. Each SSE message carries `id:` (a monotonic event id that
+//! `Last-Event-ID` replays from), `event:` (the kind below) and `data:` (the JSON payload).
+
+/// Sent when a client's `Last-Event-ID` is older than the retained history, or when a slow
+/// subscriber fell behind the live channel: `{"missed": n}` says how many events it lost.
+pub const LAGGED: &str = "lagged";
+pub const SESSION_CREATED: &str = "session-created";
+pub const SESSION_CLOSED: &str = "session-closed";
+pub const TERM_ALIAS_ASSIGNED: &str = "term-alias-assigned";
+pub const CONFIG_CHANGED: &str = "config-changed";

@@ -1,0 +1,141 @@
+//! Typed configuration with the seed's defaults. Unknown keys are refused everywhere, so a typo
+//! never silently does nothing.
+
+use serde::{Deserialize, Serialize};
+
+/// Native tools hidden until the user opts in: `config` can rewrite this file and `debug`
+/// exposes internals.
+pub const DEFAULT_DISABLED_NATIVE_TOOLS: [&str; 2] = ["config", "debug"];
+pub const DEFAULT_TCP_PORT: u16 = 9876;
+pub const DEFAULT_MAX_SESSIONS: usize = 50;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AppConfig {
+    /// Mounts `/mcp`; the rest of the API is served regardless.
+    pub mcp_server_enabled: bool,
+    /// Legacy field kept for compatibility; the TCP port lives in `services.server.port`.
+    pub mcp_port: u16,
+    pub disabled_native_tools: Vec<String>,
+    /// Three meta tools instead of the full list.
+    pub collapse_tools: bool,
+    pub ai_terminal_mcp_enabled: bool,
+    pub disabled_mcp_agents: Vec<String>,
+    /// Global switch for the `progress` tool and journal.
+    pub progress_tracking: bool,
+    pub standby_timeout_minutes: u32,
+    /// Most live PTY sessions at once (`/stats` reports it as `max`).
+    pub max_sessions: usize,
+    pub services: ServicesConfig,
+}
+
+impl Default for AppConfig {
+    fn default() -> Self {
+        Self {
+            mcp_server_enabled: true,
+            mcp_port: 3845,
+            disabled_native_tools: DEFAULT_DISABLED_NATIVE_TOOLS.map(String::from).to_vec(),
+            collapse_tools: false,
+            ai_terminal_mcp_enabled: false,
+            disabled_mcp_agents: Vec::new(),
+            progress_tracking: true,
+            standby_timeout_minutes: 5,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            services: ServicesConfig::default(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServicesConfig {
+    pub server: ServerConfig,
+    pub auth: AuthConfig,
+    pub tls: TlsConfig,
+}
+
+/// The opt-in TCP listener ("remote access").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerConfig {
+    pub enabled: bool,
+    pub port: u16,
+    /// Loopback by default: reaching it from another host is a deliberate choice
+    /// (`0.0.0.0` or a LAN address), not an accident of enabling remote access.
+    pub bind_address: String,
+    pub ipv6_enabled: bool,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self { enabled: false, port: DEFAULT_TCP_PORT, bind_address: "127.0.0.1".into(), ipv6_enabled: false }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AuthConfig {
+    pub username: String,
+    /// bcrypt hash; never sent back (responses carry `password_hash_exists`).
+    pub password_hash: String,
+    pub session_token_duration_secs: u64,
+    pub auth_rate_limit_max: u32,
+    pub auth_rate_limit_window_secs: u64,
+}
+
+impl Default for AuthConfig {
+    fn default() -> Self {
+        Self {
+            username: String::new(),
+            password_hash: String::new(),
+            session_token_duration_secs: 86_400,
+            auth_rate_limit_max: 5,
+            auth_rate_limit_window_secs: 300,
+        }
+    }
+}
+
+/// HTTPS for the TCP listener: both paths set means TLS is on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TlsConfig {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cert_path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key_path: Option<String>,
+}
+
+impl TlsConfig {
+    pub fn paths(&self) -> Option<(&str, &str)> {
+        match (self.cert_path.as_deref(), self.key_path.as_deref()) {
+            (Some(c), Some(k)) if !c.is_empty() && !k.is_empty() => Some((c, k)),
+            _ => None,
+        }
+    }
+}
+
+impl AppConfig {
+    /// Checks the rules serde cannot express. The message names the key.
+    pub fn validate(&self) -> Result<(), String> {
+        let tls = &self.services.tls;
+        let half_set = tls.cert_path.as_deref().is_some_and(|p| !p.is_empty())
+            != tls.key_path.as_deref().is_some_and(|p| !p.is_empty());
+        if half_set {
+            return Err("services.tls needs both cert_path and key_path, or neither".into());
+        }
+        if self.services.server.bind_address.parse::<std::net::IpAddr>().is_err() {
+            return Err(format!(
+                "services.server.bind_address: '{}' is not an IP address",
+                self.services.server.bind_address
+            ));
+        }
+        let hash = &self.services.auth.password_hash;
+        if !hash.is_empty() && !hash.starts_with("$2") {
+            return Err("services.auth.password_hash must be a bcrypt hash (see POST /auth/hash-password)".into());
+        }
+        if self.max_sessions == 0 {
+            return Err("max_sessions must be at least 1".into());
+        }
+        Ok(())
+    }
+}

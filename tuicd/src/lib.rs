@@ -1,0 +1,14 @@
+//! tuicd: the daemon that owns every PTY and serves one HTTP / WebSocket / SSE / MCP API.
+//!
+//! [`server::Daemon`] is the one entry point: `Daemon::bind(options)` then `serve(shutdown)`.
+
+pub mod config;
+pub mod events;
+pub mod http;
+pub mod limits;
+pub mod paths;
+pub mod routes;
+pub mod server;
+pub mod state;
+
+pub use server::{Daemon, Options};

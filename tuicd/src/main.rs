@@ -1,0 +1,170 @@
+//! `tuicd`: serve in the foreground, or `status` / `hash-password`.
+
+use std::io::{BufRead, Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tracing_subscriber::EnvFilter;
+use tuicd::{Daemon, Options, limits, paths};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "tuicd",
+    version,
+    about = "The tuic daemon: shared terminals for AI agents and the people who supervise them"
+)]
+struct Cli {
+    /// Config directory (default: $XDG_CONFIG_HOME/tuic, else ~/.config/tuic).
+    #[arg(long, global = true, env = "TUIC_CONFIG_DIR")]
+    config_dir: Option<PathBuf>,
+    /// Named instance: gets its own short socket path in the temp dir.
+    #[arg(long, global = true, env = "TUIC_INSTANCE")]
+    instance: Option<String>,
+    /// Overrides services.server.port for this process without saving it.
+    #[arg(long, env = "TUIC_PORT", hide = true)]
+    port: Option<u16>,
+    /// Outer request deadline in ms (tests only; the default is 301 s).
+    #[arg(long, env = "TUIC_REQUEST_TIMEOUT_MS", hide = true)]
+    request_timeout_ms: Option<u64>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Ask the running daemon for its health over its socket (exit 1 when none answers).
+    Status,
+    /// Read a password from stdin and print its bcrypt hash (for services.auth.password_hash).
+    HashPassword {
+        /// bcrypt cost (4..=31).
+        #[arg(long, default_value_t = limits::BCRYPT_COST, value_parser = clap::value_parser!(u32).range(4..=31))]
+        cost: u32,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+    let config_dir = cli.config_dir.clone().unwrap_or_else(paths::default_config_dir);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("tuicd: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match cli.command {
+        Some(Command::HashPassword { cost }) => hash_password(cost),
+        Some(Command::Status) => runtime.block_on(status(paths::socket_path(&config_dir, cli.instance.as_deref()))),
+        None => {
+            let options = Options {
+                config_dir,
+                instance: cli.instance,
+                request_timeout: cli
+                    .request_timeout_ms
+                    .map_or(limits::REQUEST_TIMEOUT, std::time::Duration::from_millis),
+                port_override: cli.port,
+            };
+            runtime.block_on(serve(options))
+        }
+    }
+}
+
+async fn serve(options: Options) -> ExitCode {
+    let daemon = match Daemon::bind(options).await {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("tuicd: {e:#}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match daemon.serve(shutdown_signal()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("tuicd: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+        std::future::pending::<()>().await;
+        return;
+    };
+    tokio::select! {
+        _ = term.recv() => tracing::info!("SIGTERM received"),
+        _ = int.recv() => tracing::info!("SIGINT received"),
+    }
+}
+
+fn hash_password(cost: u32) -> ExitCode {
+    let mut password = String::new();
+    let stdin = std::io::stdin();
+    let read = if std::io::IsTerminal::is_terminal(&stdin) {
+        eprint!("password: ");
+        let _ = std::io::stderr().flush();
+        stdin.lock().read_line(&mut password).map(|_| ())
+    } else {
+        stdin.lock().read_to_string(&mut password).map(|_| ())
+    };
+    if let Err(e) = read {
+        eprintln!("tuicd: cannot read the password: {e}");
+        return ExitCode::FAILURE;
+    }
+    let password = password.trim_end_matches(['\r', '\n']);
+    if password.is_empty() {
+        eprintln!("tuicd: the password is empty");
+        return ExitCode::FAILURE;
+    }
+    match bcrypt::hash(password, cost) {
+        Ok(hash) => {
+            println!("{hash}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("tuicd: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// A real request over the socket: a stale file or a hung peer reads as "not running".
+async fn status(socket: PathBuf) -> ExitCode {
+    let ask = async {
+        let mut stream = tokio::net::UnixStream::connect(&socket).await?;
+        stream.write_all(b"GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").await?;
+        let mut response = Vec::new();
+        stream.read_to_end(&mut response).await?;
+        Ok::<_, std::io::Error>(response)
+    };
+    match tokio::time::timeout(limits::SOCKET_PROBE_TIMEOUT, ask).await {
+        Ok(Ok(response)) => {
+            let text = String::from_utf8_lossy(&response);
+            let ok = text.starts_with("HTTP/1.1 200");
+            let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+            if ok {
+                println!("{}", body.trim());
+                ExitCode::SUCCESS
+            } else {
+                eprintln!("tuicd at {} answered: {}", socket.display(), text.lines().next().unwrap_or(""));
+                ExitCode::FAILURE
+            }
+        }
+        Ok(Err(e)) => {
+            eprintln!("no tuicd running at {}: {e}", socket.display());
+            ExitCode::FAILURE
+        }
+        Err(_) => {
+            eprintln!("tuicd at {} did not answer within {:?}", socket.display(), limits::SOCKET_PROBE_TIMEOUT);
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! `GET /events`: the SSE event bus. `?types=a,b` filters by kind; `Last-Event-ID` (header or
+//! `?last_event_id=`) replays what a reconnecting client missed; a `lagged` event says how many
+//! events could not be replayed. Keep-alive comments every 15 s. The stream ends on shutdown.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{HeaderValue, StatusCode, header};
+use http_body_util::{BodyExt, StreamBody};
+use hyper::body::Frame;
+use serde::Deserialize;
+use tokio::sync::{broadcast, mpsc};
+use tokio_stream::StreamExt;
+use tokio_stream::wrappers::ReceiverStream;
+
+use crate::events::Event;
+use crate::http::body::query;
+use crate::http::{ApiError, ApiResult, Request, Response};
+use crate::limits::{SSE_KEEP_ALIVE, SSE_RETRY_MS};
+use crate::state::App;
+
+/// Frames buffered between the bus task and the socket; a slow reader stalls only its own task.
+const SSE_CLIENT_QUEUE: usize = 64;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EventsQuery {
+    types: Option<String>,
+    last_event_id: Option<u64>,
+}
+
+pub async fn stream(app: &App, req: Request) -> ApiResult {
+    let params: EventsQuery = query(&req)?;
+    let header_id = match req.headers().get("last-event-id") {
+        None => None,
+        Some(v) => Some(
+            v.to_str()
+                .ok()
+                .and_then(|s| s.trim().parse::<u64>().ok())
+                .ok_or_else(|| ApiError::InvalidField("Last-Event-ID: must be a non-negative integer".into()))?,
+        ),
+    };
+    let filter: Option<Vec<String>> =
+        params.types.map(|t| t.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect());
+    let after = header_id.or(params.last_event_id);
+    let (tx, rx) = mpsc::channel::<Bytes>(SSE_CLIENT_QUEUE);
+    tokio::spawn(pump(app.clone(), after, filter, tx));
+    Ok(sse_response(rx))
+}
+
+/// Wraps a channel of encoded SSE frames as a streaming response.
+pub fn sse_response(rx: mpsc::Receiver<Bytes>) -> Response {
+    let body = StreamBody::new(ReceiverStream::new(rx).map(|b| Ok::<_, crate::http::BoxError>(Frame::data(b))));
+    let mut response = Response::new(body.boxed_unsync());
+    *response.status_mut() = StatusCode::OK;
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+/// Encodes one SSE message.
+pub fn encode(id: Option<u64>, kind: &str, data: &str) -> Bytes {
+    let mut out = String::with_capacity(data.len() + kind.len() + 32);
+    if let Some(id) = id {
+        out.push_str(&format!("id: {id}\n"));
+    }
+    out.push_str(&format!("event: {kind}\n"));
+    for line in data.split('\n') {
+        out.push_str("data: ");
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push('\n');
+    Bytes::from(out)
+}
+
+fn lagged(missed: u64) -> Bytes {
+    encode(None, proto::events::LAGGED, &format!("{{\"missed\":{missed}}}"))
+}
+
+async fn pump(app: App, after: Option<u64>, filter: Option<Vec<String>>, tx: mpsc::Sender<Bytes>) {
+    let wanted = |e: &Event| filter.as_ref().is_none_or(|f| f.iter().any(|k| k == e.kind));
+    let sub = app.events.subscribe(after);
+    let mut live = sub.live;
+    let mut last_sent = after.unwrap_or_else(|| app.events.last_id());
+    if tx.send(Bytes::from(format!("retry: {SSE_RETRY_MS}\n\n"))).await.is_err() {
+        return;
+    }
+    if sub.missed > 0 && tx.send(lagged(sub.missed)).await.is_err() {
+        return;
+    }
+    for event in sub.replay {
+        last_sent = event.id;
+        if wanted(&event) && tx.send(encode(Some(event.id), event.kind, &event.data)).await.is_err() {
+            return;
+        }
+    }
+    let mut keep_alive = tokio::time::interval(SSE_KEEP_ALIVE);
+    keep_alive.tick().await;
+    loop {
+        let next: Vec<Arc<Event>> = tokio::select! {
+            () = app.stopping() => return,
+            _ = keep_alive.tick() => {
+                if tx.send(Bytes::from_static(b": keep-alive\n\n")).await.is_err() { return; }
+                continue;
+            }
+            received = live.recv() => match received {
+                Ok(event) => vec![event],
+                Err(broadcast::error::RecvError::Closed) => return,
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    // Fell behind the live channel: refill from the history, which reaches further.
+                    let (missed, events) = app.events.since(last_sent);
+                    if missed > 0 && tx.send(lagged(missed)).await.is_err() { return; }
+                    events
+                }
+            },
+        };
+        for event in next {
+            if event.id <= last_sent {
+                continue;
+            }
+            last_sent = event.id;
+            if wanted(&event) && tx.send(encode(Some(event.id), event.kind, &event.data)).await.is_err() {
+                return;
+            }
+        }
+    }
+}

@@ -1,0 +1,6 @@
+//! Route handlers, one module per area. Handlers take typed input and return `ApiResult`.
+
+pub mod auth;
+pub mod config;
+pub mod events;
+pub mod health;

@@ -1,0 +1,123 @@
+//! Listeners and the daemon's lifecycle: bind everything first (so errors surface before we
+//! claim to be running), then serve until the shutdown signal, then drain.
+
+pub mod auth;
+pub mod ipc;
+mod permit;
+mod service;
+pub mod tcp;
+pub mod tls;
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::sync::{Semaphore, watch};
+
+use crate::config::ConfigStore;
+use crate::events::EventBus;
+use crate::http::Caller;
+use crate::limits::{MAX_CONNECTIONS, REQUEST_TIMEOUT, SHUTDOWN_DRAIN};
+use crate::paths;
+use crate::state::{App, Shared};
+use ipc::IpcListener;
+use permit::PermitStream;
+
+/// How the daemon is started. `Default` is `tuicd` with no flags.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub config_dir: PathBuf,
+    pub instance: Option<String>,
+    /// Outer request deadline; only tests shorten it.
+    pub request_timeout: Duration,
+    pub port_override: Option<u16>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            config_dir: paths::default_config_dir(),
+            instance: None,
+            request_timeout: REQUEST_TIMEOUT,
+            port_override: None,
+        }
+    }
+}
+
+/// A daemon whose listeners are bound and whose config is loaded.
+#[derive(Debug)]
+pub struct Daemon {
+    app: App,
+    ipc: IpcListener,
+    stopping: watch::Sender<bool>,
+}
+
+impl Daemon {
+    /// Loads the config (refusing a broken one), binds the IPC socket (refusing to steal a live
+    /// daemon's), and starts the TCP listener when remote access is on.
+    pub async fn bind(options: Options) -> anyhow::Result<Self> {
+        std::fs::create_dir_all(&options.config_dir)
+            .with_context(|| format!("cannot create the config dir {}", options.config_dir.display()))?;
+        let config = ConfigStore::open(&options.config_dir)?;
+        let socket_path = paths::socket_path(&options.config_dir, options.instance.as_deref());
+        let ipc = IpcListener::bind(&socket_path).await?;
+        tracing::info!(listener = "ipc", path = %socket_path.display(), "IPC listener bound (always on)");
+        let (stopping, shutdown) = watch::channel(false);
+        let app = App::new(Shared {
+            config,
+            config_dir: options.config_dir,
+            socket_path,
+            started: Instant::now(),
+            events: EventBus::new(),
+            auth: Default::default(),
+            tcp: Default::default(),
+            shutdown,
+            request_timeout: options.request_timeout,
+            port_override: options.port_override,
+        });
+        if let Err(e) = app.tcp.restart(&app).await {
+            ipc.remove_file();
+            anyhow::bail!("remote access is enabled but its listener cannot start: {e}");
+        }
+        Ok(Self { app, ipc, stopping })
+    }
+
+    pub fn app(&self) -> &App {
+        &self.app
+    }
+
+    /// Serves until `shutdown` resolves, then stops accepting, ends long-lived streams, drains
+    /// in-flight requests and removes the socket file.
+    pub async fn serve(self, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
+        let Self { app, ipc, stopping } = self;
+        let graceful = GracefulShutdown::new();
+        let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+        tokio::pin!(shutdown);
+        loop {
+            let permit = tokio::select! {
+                _ = &mut shutdown => break,
+                permit = slots.clone().acquire_owned() => permit?,
+            };
+            let stream = tokio::select! {
+                _ = &mut shutdown => break,
+                accepted = ipc.listener.accept() => match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(e) => { tracing::warn!(error = %e, "IPC accept failed"); continue; }
+                },
+            };
+            service::serve_connection(app.clone(), Caller::ipc(), PermitStream::new(stream, permit), &graceful);
+        }
+        tracing::info!("shutting down: no new connections; draining in-flight requests");
+        ipc.remove_file();
+        let _ = stopping.send(true);
+        app.tcp.stop().await;
+        if tokio::time::timeout(SHUTDOWN_DRAIN, graceful.shutdown()).await.is_err() {
+            tracing::warn!("connections still open after the drain deadline");
+        }
+        tracing::info!("stopped");
+        Ok(())
+    }
+}

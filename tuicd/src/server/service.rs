@@ -1,0 +1,67 @@
+//! The tower stack around the router, and serving one accepted connection with it. Both
+//! listeners use exactly this, so a limit can never differ between them.
+
+use http::StatusCode;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tower::ServiceBuilder;
+use tower_http::compression::CompressionLayer;
+use tower_http::compression::predicate::{NotForContentType, Predicate, SizeAbove};
+use tower_http::cors::CorsLayer;
+use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::timeout::TimeoutLayer;
+
+use crate::http::{Caller, Request, Response, Transport, router};
+use crate::limits::{COMPRESSION_MIN_BYTES, MAX_BODY_BYTES};
+use crate::state::App;
+
+/// Serves one connection until it closes or shutdown drains it.
+///
+/// Layer order matters: CORS answers preflights outermost; compression wraps bodies above
+/// [`COMPRESSION_MIN_BYTES`] and never SSE; the body limit applies before any handler reads; the
+/// timeout is innermost and races only the future that produces the response head, so a
+/// streaming body (SSE, WebSocket) is never cut off by it.
+pub fn serve_connection<IO>(app: App, caller: Caller, io: IO, graceful: &GracefulShutdown)
+where
+    IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let compress_when = SizeAbove::new(COMPRESSION_MIN_BYTES)
+        .and(NotForContentType::GRPC)
+        .and(NotForContentType::IMAGES)
+        .and(NotForContentType::SSE);
+    let stack = ServiceBuilder::new()
+        .layer(CorsLayer::very_permissive())
+        .layer(CompressionLayer::new().compress_when(compress_when))
+        .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
+        .layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, app.request_timeout))
+        .service(tower::service_fn(move |req: Request| {
+            let app = app.clone();
+            let caller = caller.clone();
+            async move { Ok::<_, std::convert::Infallible>(handle(app, caller, req).await) }
+        }));
+    let builder = auto::Builder::new(TokioExecutor::new());
+    let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), TowerToHyperService::new(stack));
+    // Boxed with explicit bounds: without it rustc cannot prove the connection future `Send` for
+    // every lifetime of its boxed error (a higher-ranked inference limitation).
+    let watched: std::pin::Pin<Box<dyn Future<Output = Result<(), crate::http::BoxError>> + Send>> =
+        Box::pin(graceful.watch(conn.into_owned()));
+    tokio::spawn(async move {
+        if let Err(e) = watched.await {
+            tracing::debug!(error = %e, "connection ended with an error");
+        }
+    });
+}
+
+/// Remote callers authenticate before anything is routed; IPC callers are trusted by the
+/// socket's file permissions.
+async fn handle(app: App, caller: Caller, mut req: Request) -> Response {
+    if let Transport::Tcp { peer, .. } = caller.transport
+        && let Err(e) = app.auth.check(&app.config.get().services.auth, peer.ip(), req.headers()).await
+    {
+        return e.into_response();
+    }
+    req.extensions_mut().insert(caller.clone());
+    router::route(app, caller, req).await
+}

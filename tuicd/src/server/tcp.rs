@@ -1,0 +1,136 @@
+//! The opt-in TCP listener ("remote access"): Basic Auth (see `auth.rs`), optional TLS, the
+//! configured port or the next two when it is taken. It can be restarted on its own when its
+//! settings change; the IPC listener never is.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+use tokio::sync::{Mutex, Semaphore, watch};
+use tokio::task::JoinHandle;
+
+use super::permit::PermitStream;
+use super::service::serve_connection;
+use super::tls;
+use crate::config::AppConfig;
+use crate::http::{Caller, Transport};
+use crate::limits::{MAX_CONNECTIONS, SHUTDOWN_DRAIN, TCP_PORT_ATTEMPTS};
+use crate::state::App;
+
+/// Bounds a TLS handshake so a silent client cannot hold a connection slot.
+const TLS_HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+#[derive(Debug, Default)]
+pub struct TcpControl {
+    running: Mutex<Option<Running>>,
+    address: std::sync::Mutex<Option<SocketAddr>>,
+}
+
+#[derive(Debug)]
+struct Running {
+    stop: watch::Sender<bool>,
+    task: JoinHandle<()>,
+}
+
+impl TcpControl {
+    /// Where the TCP listener is bound, when it runs.
+    pub fn address(&self) -> Option<SocketAddr> {
+        *self.address.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Brings the listener in line with the live config: stops it, then starts it again when
+    /// remote access is enabled. A failure to start is logged; the IPC listener is unaffected.
+    pub async fn apply(&self, app: &App) {
+        if let Err(e) = self.restart(app).await {
+            tracing::error!(listener = "tcp", error = %e, "remote access listener not started");
+        }
+    }
+
+    /// Like [`apply`](Self::apply) but returns the error (startup refuses to run half-configured).
+    pub async fn restart(&self, app: &App) -> Result<(), String> {
+        let mut running = self.running.lock().await;
+        if let Some(old) = running.take() {
+            let _ = old.stop.send(true);
+            let _ = old.task.await;
+            *self.address.lock().unwrap_or_else(|e| e.into_inner()) = None;
+            tracing::info!(listener = "tcp", "TCP listener stopped");
+        }
+        let config = app.config.get();
+        if !config.services.server.enabled {
+            return Ok(());
+        }
+        let acceptor = tls::acceptor(&config.services.tls)?;
+        let listener = bind(&config, app.port_override).await?;
+        let address = listener.local_addr().map_err(|e| e.to_string())?;
+        *self.address.lock().unwrap_or_else(|e| e.into_inner()) = Some(address);
+        let scheme = if acceptor.is_some() { "https" } else { "http" };
+        tracing::info!(listener = "tcp", %address, scheme, "TCP listener started (Basic Auth)");
+        let (stop, stop_rx) = watch::channel(false);
+        let task = tokio::spawn(accept_loop(app.clone(), listener, acceptor, stop_rx));
+        *running = Some(Running { stop, task });
+        Ok(())
+    }
+
+    pub async fn stop(&self) {
+        if let Some(old) = self.running.lock().await.take() {
+            let _ = old.stop.send(true);
+            let _ = old.task.await;
+        }
+    }
+}
+
+async fn bind(config: &AppConfig, port_override: Option<u16>) -> Result<TcpListener, String> {
+    let server = &config.services.server;
+    let ip: IpAddr = server.bind_address.parse().map_err(|_| format!("bad bind address {}", server.bind_address))?;
+    let first = port_override.unwrap_or(server.port);
+    let mut last_error = String::new();
+    for offset in 0..TCP_PORT_ATTEMPTS {
+        let Some(port) = first.checked_add(offset) else { break };
+        match TcpListener::bind((ip, port)).await {
+            Ok(listener) => return Ok(listener),
+            Err(e) => {
+                tracing::warn!(listener = "tcp", port, error = %e, "TCP port unavailable, trying the next");
+                last_error = format!("{ip}:{port}: {e}");
+            }
+        }
+    }
+    Err(format!("no free port among {first}..{}: {last_error}", first.saturating_add(TCP_PORT_ATTEMPTS - 1)))
+}
+
+async fn accept_loop(
+    app: App,
+    listener: TcpListener,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let graceful = GracefulShutdown::new();
+    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    loop {
+        let permit = tokio::select! {
+            _ = stop.wait_for(|s| *s) => break,
+            permit = slots.clone().acquire_owned() => match permit { Ok(p) => p, Err(_) => break },
+        };
+        let (stream, peer) = tokio::select! {
+            _ = stop.wait_for(|s| *s) => break,
+            accepted = listener.accept() => match accepted {
+                Ok(pair) => pair,
+                Err(e) => { tracing::warn!(error = %e, "TCP accept failed"); continue; }
+            },
+        };
+        let _ = stream.set_nodelay(true);
+        let caller = Caller { transport: Transport::Tcp { peer, tls: acceptor.is_some() } };
+        match &acceptor {
+            None => serve_connection(app.clone(), caller, PermitStream::new(stream, permit), &graceful),
+            Some(acceptor) => match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
+                Ok(Ok(tls)) => serve_connection(app.clone(), caller, PermitStream::new(tls, permit), &graceful),
+                Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
+                Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
+            },
+        }
+    }
+    drop(listener);
+    if tokio::time::timeout(SHUTDOWN_DRAIN, graceful.shutdown()).await.is_err() {
+        tracing::warn!(listener = "tcp", "connections still open after the drain deadline");
+    }
+}

@@ -1,0 +1,38 @@
+//! HTTPS for the TCP listener with rustls (ring provider), from `services.tls`.
+
+use std::sync::Arc;
+
+use rustls::ServerConfig;
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use tokio_rustls::TlsAcceptor;
+
+use crate::config::TlsConfig;
+
+/// Builds the acceptor, or `None` when TLS is off. Errors name the file and what is wrong with it.
+pub fn acceptor(tls: &TlsConfig) -> Result<Option<TlsAcceptor>, String> {
+    let Some((cert_path, key_path)) = tls.paths() else { return Ok(None) };
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert_path)
+        .map_err(|e| format!("services.tls.cert_path: cannot read {cert_path}: {e}"))?
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("services.tls.cert_path: {cert_path} is not a PEM certificate chain: {e}"))?;
+    if certs.is_empty() {
+        return Err(format!("services.tls.cert_path: {cert_path} holds no certificate"));
+    }
+    let key = PrivateKeyDer::from_pem_file(key_path)
+        .map_err(|e| format!("services.tls.key_path: {key_path} is not a PEM private key: {e}"))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("services.tls: {e}"))?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .map_err(|e| format!("services.tls: the certificate and key do not form a usable pair: {e}"))?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(Some(TlsAcceptor::from(Arc::new(config))))
+}
+
+/// Validates `services.tls` without keeping the acceptor (used before saving a config).
+pub fn check(tls: &TlsConfig) -> Result<(), String> {
+    acceptor(tls).map(|_| ())
+}

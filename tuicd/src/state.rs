@@ -1,0 +1,58 @@
+//! The shared state every handler sees: a cheap handle around one `Arc`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+
+use crate::config::ConfigStore;
+use crate::events::EventBus;
+use crate::server::auth::AuthGate;
+use crate::server::tcp::TcpControl;
+
+#[derive(Clone)]
+pub struct App {
+    inner: Arc<Shared>,
+}
+
+impl std::fmt::Debug for App {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("App").field("config_dir", &self.inner.config_dir).finish_non_exhaustive()
+    }
+}
+
+pub struct Shared {
+    pub config: ConfigStore,
+    pub config_dir: PathBuf,
+    pub socket_path: PathBuf,
+    pub started: Instant,
+    pub events: EventBus,
+    pub auth: AuthGate,
+    pub tcp: TcpControl,
+    /// Flips to true once when the daemon starts shutting down; long-lived streams end on it.
+    pub shutdown: watch::Receiver<bool>,
+    pub request_timeout: Duration,
+    /// `TUIC_PORT`: overrides `services.server.port` for this process without persisting it.
+    pub port_override: Option<u16>,
+}
+
+impl App {
+    pub fn new(shared: Shared) -> Self {
+        Self { inner: Arc::new(shared) }
+    }
+
+    /// Resolves once the daemon starts shutting down; long-lived streams select on it.
+    pub async fn stopping(&self) {
+        let mut shutdown = self.shutdown.clone();
+        let _ = shutdown.wait_for(|stopping| *stopping).await;
+    }
+}
+
+impl std::ops::Deref for App {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.inner
+    }
+}
