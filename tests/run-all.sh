@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Runs every test of the project on a fresh machine, installing what the tests need first:
+# Debian packages, then the Rust workspace tests, then the cross-binary tests with real
+# third-party clients (tests/interop). Exits non-zero on the first failing stage.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+stage() { printf '\n== %s ==\n' "$*"; }
+
+stage "system packages"
+need=()
+command -v openssl >/dev/null || need+=(openssl)
+command -v git >/dev/null || need+=(git)
+command -v python3 >/dev/null || need+=(python3 python3-venv)
+command -v node >/dev/null || need+=(nodejs npm)
+command -v taskset >/dev/null || need+=(util-linux)
+if [ ${#need[@]} -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${need[@]}"
+fi
+echo "ok"
+
+stage "format"
+cargo fmt --all -- --check
+
+stage "build"
+cargo build --workspace --all-targets --locked
+
+stage "workspace tests"
+cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$root/target/test-output.txt"
+
+if [ -x tests/interop/run.sh ]; then
+  stage "interop: real MCP clients and conformance"
+  bash tests/interop/setup.sh
+  TUICD_BIN="$root/target/debug/tuicd" TUIC_BRIDGE_BIN="$root/target/debug/tuic-bridge" \
+    timeout 900 bash tests/interop/run.sh
+fi
+
+stage "done"
