@@ -1,0 +1,178 @@
+//! The network side: a tokio runtime on its own thread polls the daemon and executes commands
+//! from the UI. The UI never blocks on IO; it reads [`Snapshot`] under a short lock.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use proto::Health;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+/// How often the session list and the selected session's text are refreshed.
+const POLL_INTERVAL: Duration = Duration::from_millis(500);
+/// Per-request deadline, so a hung daemon shows as unreachable instead of freezing updates.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+/// Commands queued from the UI; a burst beyond it is dropped with a visible error.
+const COMMAND_QUEUE: usize = 64;
+
+pub fn default_socket() -> PathBuf {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+        .unwrap_or_else(|| PathBuf::from("/"));
+    base.join("tuic").join("mcp.sock")
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    pub socket: String,
+    pub health: Option<Health>,
+    pub error: Option<String>,
+    /// `GET /sessions` as returned (kept as JSON so new fields show up without a GUI release).
+    pub sessions: Vec<Value>,
+    pub selected: Option<String>,
+    pub screen_text: String,
+}
+
+#[derive(Debug)]
+pub enum Command {
+    Select(String),
+    Write { session_id: String, data: String },
+    Create,
+}
+
+#[derive(Clone)]
+pub struct Handle {
+    pub snapshot: Arc<Mutex<Snapshot>>,
+    commands: mpsc::Sender<Command>,
+    repaint: Arc<Mutex<Option<eframe::egui::Context>>>,
+}
+
+impl Handle {
+    pub fn send(&self, command: Command) {
+        if self.commands.try_send(command).is_err() {
+            self.snapshot.lock().unwrap_or_else(|e| e.into_inner()).error = Some("too many pending commands".into());
+        }
+    }
+
+    pub fn set_context(&self, ctx: &eframe::egui::Context) {
+        *self.repaint.lock().unwrap_or_else(|e| e.into_inner()) = Some(ctx.clone());
+    }
+}
+
+pub fn spawn(socket: PathBuf) -> Handle {
+    let snapshot = Arc::new(Mutex::new(Snapshot { socket: socket.display().to_string(), ..Default::default() }));
+    let (commands, rx) = mpsc::channel(COMMAND_QUEUE);
+    let handle = Handle { snapshot, commands, repaint: Arc::default() };
+    let worker = handle.clone();
+    std::thread::Builder::new()
+        .name("tuic-net".into())
+        .spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
+            match runtime {
+                Ok(rt) => rt.block_on(run(worker, socket, rx)),
+                Err(e) => worker.snapshot.lock().unwrap_or_else(|e| e.into_inner()).error = Some(e.to_string()),
+            }
+        })
+        .ok();
+    handle
+}
+
+async fn run(handle: Handle, socket: PathBuf, mut commands: mpsc::Receiver<Command>) {
+    let client = match reqwest::Client::builder().unix_socket(socket).timeout(REQUEST_TIMEOUT).build() {
+        Ok(c) => c,
+        Err(e) => {
+            handle.snapshot.lock().unwrap_or_else(|e| e.into_inner()).error = Some(e.to_string());
+            return;
+        }
+    };
+    let mut tick = tokio::time::interval(POLL_INTERVAL);
+    loop {
+        tokio::select! {
+            _ = tick.tick() => refresh(&handle, &client).await,
+            command = commands.recv() => match command {
+                None => return,
+                Some(command) => {
+                    if let Err(e) = execute(&handle, &client, command).await {
+                        handle.snapshot.lock().unwrap_or_else(|e| e.into_inner()).error = Some(e);
+                    }
+                    refresh(&handle, &client).await;
+                }
+            },
+        }
+        if let Some(ctx) = handle.repaint.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            ctx.request_repaint();
+        }
+    }
+}
+
+fn url(path: &str) -> String {
+    format!("http://tuic{path}")
+}
+
+async fn get_json(client: &reqwest::Client, path: &str) -> Result<Value, String> {
+    let response = client.get(url(path)).send().await.map_err(|e| format!("tuicd unreachable: {e}"))?;
+    let status = response.status();
+    let body: Value = response.json().await.map_err(|e| e.to_string())?;
+    if status.is_success() { Ok(body) } else { Err(body["error"].as_str().unwrap_or("request failed").to_owned()) }
+}
+
+async fn refresh(handle: &Handle, client: &reqwest::Client) {
+    let health = get_json(client, "/health").await;
+    let sessions = get_json(client, "/sessions").await;
+    let selected = handle.snapshot.lock().unwrap_or_else(|e| e.into_inner()).selected.clone();
+    let text = match &selected {
+        Some(id) => get_json(client, &format!("/sessions/{id}/output?format=text")).await.ok(),
+        None => None,
+    };
+    let mut snap = handle.snapshot.lock().unwrap_or_else(|e| e.into_inner());
+    match health.and_then(|h| serde_json::from_value::<Health>(h).map_err(|e| e.to_string())) {
+        Ok(h) => {
+            snap.health = Some(h);
+            snap.error = None;
+        }
+        Err(e) => {
+            snap.health = None;
+            snap.error = Some(e);
+        }
+    }
+    snap.sessions = sessions.ok().and_then(|v| v.as_array().cloned()).unwrap_or_default();
+    if let Some(text) = text {
+        snap.screen_text = text["data"].as_str().unwrap_or_default().to_owned();
+    }
+}
+
+async fn execute(handle: &Handle, client: &reqwest::Client, command: Command) -> Result<(), String> {
+    let check = |r: reqwest::Response| async move {
+        if r.status().is_success() {
+            Ok(())
+        } else {
+            let body: Value = r.json().await.unwrap_or_default();
+            Err(body["error"].as_str().unwrap_or("request failed").to_owned())
+        }
+    };
+    match command {
+        Command::Select(id) => {
+            let mut snap = handle.snapshot.lock().unwrap_or_else(|e| e.into_inner());
+            snap.selected = Some(id);
+            snap.screen_text.clear();
+            Ok(())
+        }
+        Command::Write { session_id, data } => {
+            let r = client
+                .post(url(&format!("/sessions/{session_id}/write")))
+                .json(&serde_json::json!({ "data": data }))
+                .send()
+                .await
+                .map_err(|e| e.to_string())?;
+            check(r).await
+        }
+        Command::Create => {
+            let r =
+                client.post(url("/sessions")).json(&serde_json::json!({})).send().await.map_err(|e| e.to_string())?;
+            check(r).await
+        }
+    }
+}
