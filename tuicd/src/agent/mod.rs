@@ -1,0 +1,67 @@
+//! What the agent inside a terminal is doing: a pure, IO-free engine the session's reader feeds.
+//!
+//! Nothing here reads a clock, a file (except [`detect::detect_installed`]) or a PTY: the session
+//! passes bytes, screens and `Instant`s in, and publishes the returned [`AgentEvent`]s as
+//! `parsed` events. Tests drive time by hand; no test sleeps.
+//!
+//! # Calling contract (one [`AgentTracker`] per session)
+//!
+//! ```text
+//! AgentTracker::new(adapter: Option<&'static Adapter>) -> AgentTracker
+//!     adapters::by_binary("claude") / adapters::by_id("codex"); None for a plain shell
+//! on_output(&mut self, bytes: &[u8], now: Instant) -> Vec<AgentEvent>
+//!     every chunk the reader got, in order, before the matching on_screen
+//! on_screen(&mut self, screen: &Screen<'_>, now: Instant) -> Vec<AgentEvent>
+//!     after the chunk was applied to the vt100 grid: Screen { rows: &[String], cursor, alternate }
+//! on_input(&mut self, bytes: &[u8], now: Instant) -> Vec<AgentEvent>
+//!     every write by every writer (REST, MCP, WebSocket, injection); a submitted line opens a turn
+//! begin_turn(&mut self, now: Instant) -> (u64, Vec<AgentEvent>)
+//!     only for input that did not pass through on_input
+//! tick(&mut self, now: Instant) -> Vec<AgentEvent>
+//!     every limits::AGENT_TICK_INTERVAL, so silence timers resolve
+//! set_background_work(&mut self, alive: bool, now: Instant) -> Vec<AgentEvent>
+//!     with background::has_background_work(descendants) from the process probe
+//! check_submit(&self) -> Result<(), SubmitRefusal>     snapshot(&self) -> AgentStatus
+//! composer_state(&self) -> ComposerState               turn_epoch(&self) -> u64
+//! ```
+//!
+//! # Detection, strongest source first
+//!
+//! 1. Explicit markers in the byte stream ([`markers`]): OSC 7770 `state=busy|idle|awaiting`,
+//!    `suggest=`, `intent=` (format in `markers/osc.rs`); OSC 133 A/B/C/D; OSC 9;4 progress; and
+//!    the plain-text `suggest: [ A | B ]` and `intent: text (title)` lines (`markers/text.rs`).
+//! 2. The adapter's screen reading ([`screen`], rules in [`adapters`]): a confident question
+//!    (numbered dialog or single-row confirm prompt), a working indicator, a ready composer that
+//!    must stay unchanged for `AGENT_READY_CONFIRM` to count as a confirmed idle.
+//! 3. Movement (non-chrome screen rows changing; raw printable bytes before screens arrive),
+//!    except the echo of a keystroke.
+//! 4. Silence: `SHELL_IDLE` / `AGENT_IDLE` without movement is idle, but not a confirmed one.
+//!
+//! `agent_state` (agents only): awaiting_input if a confident question is open, else working
+//! while `background_work`, else completed if the end-of-task marker arrived in the current turn
+//! epoch, else working / idle from `shell_state`, else starting. `completed` comes only from the
+//! marker, and a marker still on screen from an earlier turn never completes a new one.
+//!
+//! # Adding an agent or an agent version
+//!
+//! Add or change an [`adapters::Adapter`] row and record a screen under
+//! `tuicd/tests/fixtures/agents/<id>/` (format in `tuicd/tests/fixtures/agents/README.md`);
+//! the fixture test replays every file through the real tracker.
+
+pub mod adapters;
+pub mod background;
+pub mod detect;
+pub mod event;
+pub mod input_line;
+pub mod markers;
+pub mod screen;
+mod tracker;
+
+#[cfg(test)]
+mod fixtures;
+
+pub use adapters::Adapter;
+pub use event::{AgentEvent, AgentState, AgentStatus, ChoiceOption, ChoicePrompt, ComposerState, Intent, ShellState};
+pub use input_line::InputLineBuffer;
+pub use screen::Screen;
+pub use tracker::{AgentTracker, SubmitRefusal};
