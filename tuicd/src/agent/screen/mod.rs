@@ -50,7 +50,10 @@ fn bottom<'a>(screen: &Screen<'a>) -> (usize, Vec<&'a str>) {
 /// Classifies the screen for `adapter`.
 pub fn read(adapter: &Adapter, screen: &Screen<'_>) -> Verdict {
     let (start, rows) = bottom(screen);
-    if let Some(choice) = numbered_choice(&rows) {
+    // A status bar under a dialog is the adapter's chrome, not text that turns the options into prose.
+    let without_chrome: Vec<&str> =
+        rows.iter().copied().filter(|r| !any_match(adapter.chrome, normalise_row(r))).collect();
+    if let Some(choice) = numbered_choice(&without_chrome) {
         return Verdict::Question(ScreenQuestion { prompt_text: choice.title.clone(), choice });
     }
     let non_empty: Vec<(usize, &str)> =

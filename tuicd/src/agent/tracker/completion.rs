@@ -35,7 +35,7 @@ impl Completion {
     }
 
     /// A marker from the byte stream; returns it when it completes `epoch` now.
-    pub fn from_stream(&mut self, items: Vec<String>, epoch: u64) -> Option<Vec<String>> {
+    pub fn on_stream_marker(&mut self, items: Vec<String>, epoch: u64) -> Option<Vec<String>> {
         if self.unseen.len() == UNSEEN_CAPACITY {
             self.unseen.remove(0);
         }
@@ -44,7 +44,7 @@ impl Completion {
     }
 
     /// The markers on the latest screen, top to bottom; returns one when it completes `epoch`.
-    pub fn from_screen(&mut self, markers: Vec<Vec<String>>, epoch: u64) -> Option<Vec<String>> {
+    pub fn on_screen_markers(&mut self, markers: Vec<Vec<String>>, epoch: u64) -> Option<Vec<String>> {
         let mut visible: Vec<(Vec<String>, usize)> = Vec::new();
         for items in markers {
             match visible.iter_mut().find(|(seen, _)| *seen == items) {
@@ -102,37 +102,37 @@ mod tests {
     #[test]
     fn a_marker_still_in_view_does_not_complete_the_next_turn() {
         let mut completion = Completion::default();
-        assert_eq!(completion.from_screen(vec![m(&["a", "b"])], 0), Some(m(&["a", "b"])));
+        assert_eq!(completion.on_screen_markers(vec![m(&["a", "b"])], 0), Some(m(&["a", "b"])));
         completion.begin_turn();
-        assert_eq!(completion.from_screen(vec![m(&["a", "b"])], 1), None);
+        assert_eq!(completion.on_screen_markers(vec![m(&["a", "b"])], 1), None);
         assert!(!completion.is_completed(1));
         // The agent prints the very same suggestions again for the new turn.
-        assert_eq!(completion.from_screen(vec![m(&["a", "b"]), m(&["a", "b"])], 1), Some(m(&["a", "b"])));
+        assert_eq!(completion.on_screen_markers(vec![m(&["a", "b"]), m(&["a", "b"])], 1), Some(m(&["a", "b"])));
     }
 
     #[test]
     fn a_stream_marker_drawn_only_after_the_next_submit_is_stale() {
         let mut completion = Completion::default();
-        assert!(completion.from_stream(m(&["x", "y"]), 0).is_some());
+        assert!(completion.on_stream_marker(m(&["x", "y"]), 0).is_some());
         completion.begin_turn();
-        assert_eq!(completion.from_screen(vec![m(&["x", "y"])], 1), None);
+        assert_eq!(completion.on_screen_markers(vec![m(&["x", "y"])], 1), None);
     }
 
     #[test]
     fn a_stale_marker_redrawn_after_scrolling_away_stays_stale() {
         let mut completion = Completion::default();
-        completion.from_screen(vec![m(&["a", "b"])], 0);
+        completion.on_screen_markers(vec![m(&["a", "b"])], 0);
         completion.begin_turn();
-        assert_eq!(completion.from_screen(vec![], 1), None);
-        assert_eq!(completion.from_screen(vec![m(&["a", "b"])], 1), None);
-        assert_eq!(completion.from_stream(m(&["a", "b"]), 1), Some(m(&["a", "b"])));
+        assert_eq!(completion.on_screen_markers(vec![], 1), None);
+        assert_eq!(completion.on_screen_markers(vec![m(&["a", "b"])], 1), None);
+        assert_eq!(completion.on_stream_marker(m(&["a", "b"]), 1), Some(m(&["a", "b"])));
     }
 
     #[test]
     fn one_marker_completes_a_turn_once() {
         let mut completion = Completion::default();
-        assert!(completion.from_stream(m(&["a", "b"]), 3).is_some());
-        assert!(completion.from_stream(m(&["c", "d"]), 3).is_none());
+        assert!(completion.on_stream_marker(m(&["a", "b"]), 3).is_some());
+        assert!(completion.on_stream_marker(m(&["c", "d"]), 3).is_none());
         assert_eq!(completion.suggestions(3), Some(&m(&["a", "b"])[..]));
         assert_eq!(completion.suggestions(4), None);
     }

@@ -138,7 +138,7 @@ impl AgentTracker {
             self.moved(now);
         }
         let found = screen::markers(screen.rows);
-        if let Some(items) = self.completion.from_screen(found.suggests, self.turn_epoch) {
+        if let Some(items) = self.completion.on_screen_markers(found.suggests, self.turn_epoch) {
             events.push(AgentEvent::Suggest { items });
         }
         if let Some(intent) = found.intent.filter(|i| !self.intent_history.contains(&i.text)) {
@@ -279,7 +279,7 @@ impl AgentTracker {
                 }
             }
             Marker::Suggest(items) => {
-                if let Some(items) = self.completion.from_stream(items, self.turn_epoch) {
+                if let Some(items) = self.completion.on_stream_marker(items, self.turn_epoch) {
                     events.push(AgentEvent::Suggest { items });
                 }
             }
