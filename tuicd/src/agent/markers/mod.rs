@@ -74,8 +74,23 @@ impl MarkerParser {
     /// Scans one chunk, appending the markers it completes to `out` in stream order.
     pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<Marker>) -> FeedStats {
         let mut stats = FeedStats::default();
-        for &byte in bytes {
-            self.step(byte, out, &mut stats);
+        let mut i = 0;
+        while i < bytes.len() {
+            if self.mode == Mode::Ground {
+                // Fast path: a run of printable text goes into the line in one copy.
+                let run = bytes[i..].iter().position(|&b| b < 0x20 || b == 0x7f).unwrap_or(bytes.len() - i);
+                if run > 0 {
+                    self.after_cr = false;
+                    stats.printable += run;
+                    let room = MARKER_LINE_MAX_BYTES - self.line.len();
+                    self.line.extend_from_slice(&bytes[i..i + run.min(room)]);
+                    self.line_overflow |= run > room;
+                    i += run;
+                    continue;
+                }
+            }
+            self.step(bytes[i], out, &mut stats);
+            i += 1;
         }
         stats
     }
@@ -191,8 +206,10 @@ impl MarkerParser {
             return;
         }
         if !std::mem::take(&mut self.line_overflow) {
-            let line = String::from_utf8_lossy(&self.line).into_owned();
-            self.check_line(&line, out);
+            if self.wrap.is_some() || may_hold_marker(&self.line) {
+                let line = String::from_utf8_lossy(&self.line).into_owned();
+                self.check_line(&line, out);
+            }
         } else {
             self.wrap = None;
         }
@@ -203,7 +220,7 @@ impl MarkerParser {
         if let Some((joined, lines)) = self.wrap.take() {
             let joined = format!("{joined} {}", line.trim());
             match parse_suggest(&joined) {
-                SuggestParse::Complete(items) => return out.push(Marker::Suggest(items)),
+                SuggestParse::Complete(items) => return out.push(Marker::TextSuggest(items)),
                 SuggestParse::Open if lines < SUGGEST_WRAP_MAX_LINES && joined.len() <= SUGGEST_WRAP_MAX_BYTES => {
                     self.wrap = Some((joined, lines + 1));
                     return;
@@ -213,15 +230,24 @@ impl MarkerParser {
             }
         }
         match parse_suggest(line) {
-            SuggestParse::Complete(items) => out.push(Marker::Suggest(items)),
+            SuggestParse::Complete(items) => out.push(Marker::TextSuggest(items)),
             SuggestParse::Open => self.wrap = Some((line.trim_end().to_owned(), 0)),
             SuggestParse::No => {
                 if let Some(intent) = parse_intent(line) {
-                    out.push(Marker::Intent(intent));
+                    out.push(Marker::TextIntent(intent));
                 }
             }
         }
     }
+}
+
+/// A cheap test that spares most lines the UTF-8 conversion: a marker keyword starts within the
+/// first bytes after leading spaces (only a border and one bullet may precede it).
+fn may_hold_marker(line: &[u8]) -> bool {
+    const WINDOW: usize = 32;
+    let start = line.iter().position(|b| *b != b' ').unwrap_or(line.len());
+    let head = &line[start..line.len().min(start + WINDOW)];
+    head.windows(7).any(|w| w == b"intent:" || w == b"suggest")
 }
 
 #[cfg(test)]

@@ -39,8 +39,14 @@ pub enum Marker {
         state: HookState,
         question: Option<String>,
     },
+    /// OSC 7770 `suggest=`: explicit, never repainted.
     Suggest(Vec<String>),
+    /// OSC 7770 `intent=`.
     Intent(Intent),
+    /// A `suggest: [ ... ]` line in the text: a repaint can bring an old one back.
+    TextSuggest(Vec<String>),
+    /// An `intent:` line in the text.
+    TextIntent(Intent),
     Progress {
         state: u8,
         value: u8,

@@ -32,8 +32,8 @@ fn markers_survive_any_split_across_reads() {
             Marker::Prompt,
             Marker::CommandExecuted,
             Marker::CommandFinished(Some(101)),
-            Marker::Intent(Intent { text: "Fixing the flaky test".into(), title: Some("CI".into()) }),
-            Marker::Suggest(vec!["Run it again".into(), "Open PR".into()]),
+            Marker::TextIntent(Intent { text: "Fixing the flaky test".into(), title: Some("CI".into()) }),
+            Marker::TextSuggest(vec!["Run it again".into(), "Open PR".into()]),
         ]
     );
 }
@@ -43,7 +43,7 @@ fn a_soft_wrapped_suggestion_is_joined() {
     let stream = "suggest: [ Run the whole test suite |\r\n  Open a pull request | Review\r\n  the diff ]\r\n";
     assert_eq!(
         same_at_every_split(stream.as_bytes()),
-        vec![Marker::Suggest(vec![
+        vec![Marker::TextSuggest(vec![
             "Run the whole test suite".into(),
             "Open a pull request".into(),
             "Review the diff".into()
@@ -58,27 +58,30 @@ fn an_unclosed_suggestion_gives_up_and_the_next_line_stands_alone() {
         stream.push_str("more\r\n");
     }
     stream.push_str("intent: Next thing\r\n");
-    assert_eq!(all(stream.as_bytes()), vec![Marker::Intent(Intent { text: "Next thing".into(), title: None })]);
+    assert_eq!(all(stream.as_bytes()), vec![Marker::TextIntent(Intent { text: "Next thing".into(), title: None })]);
 }
 
 #[test]
 fn styled_text_and_cursor_moves_do_not_hide_a_marker() {
     // A full-screen renderer: position, colour, write the row.
     let stream = "\x1b[12;3H\x1b[38;5;244m\x1b(B•\x1b[0m intent:\x1b[1C\x1b[1mShipping\x1b[22m the fix\x1b[13;1H";
-    assert_eq!(all(stream.as_bytes()), vec![Marker::Intent(Intent { text: "Shipping the fix".into(), title: None })]);
+    assert_eq!(
+        all(stream.as_bytes()),
+        vec![Marker::TextIntent(Intent { text: "Shipping the fix".into(), title: None })]
+    );
 }
 
 #[test]
 fn spinner_redraws_with_carriage_return_do_not_glue_lines() {
     let stream = "⠋ Working\r⠙ Working\rintent: Done spinning\r\n";
-    assert_eq!(all(stream.as_bytes()), vec![Marker::Intent(Intent { text: "Done spinning".into(), title: None })]);
+    assert_eq!(all(stream.as_bytes()), vec![Marker::TextIntent(Intent { text: "Done spinning".into(), title: None })]);
 }
 
 #[test]
 fn backspace_edits_the_line_being_assembled() {
     assert_eq!(
         all("intent: Fix é\x08e\r\n".as_bytes()),
-        vec![Marker::Intent(Intent { text: "Fix e".into(), title: None })]
+        vec![Marker::TextIntent(Intent { text: "Fix e".into(), title: None })]
     );
 }
 
@@ -103,7 +106,7 @@ fn over_long_lines_and_oscs_are_dropped_not_buffered() {
 #[test]
 fn dcs_and_apc_strings_are_skipped_whole() {
     let stream = "\x1bPq#0;2;0;0;0intent: not me\x1b\\\x1b_Gi=1;intent: nor me\x1b\\intent: me\n";
-    assert_eq!(all(stream.as_bytes()), vec![Marker::Intent(Intent { text: "me".into(), title: None })]);
+    assert_eq!(all(stream.as_bytes()), vec![Marker::TextIntent(Intent { text: "me".into(), title: None })]);
 }
 
 #[test]
@@ -126,6 +129,6 @@ fn ten_megabytes_of_mixed_output_pass_in_bounded_memory() {
         out.clear();
     }
     parser.feed(b"suggest: [ a | b ]\n", &mut out);
-    assert_eq!(out, vec![Marker::Suggest(vec!["a".into(), "b".into()])]);
+    assert_eq!(out, vec![Marker::TextSuggest(vec!["a".into(), "b".into()])]);
     assert!(parser.line.capacity() <= MARKER_LINE_MAX_BYTES * 2);
 }

@@ -1,27 +1,30 @@
 //! The end-of-task marker, per turn epoch, with stale markers kept from completing a new turn.
 //!
-//! A marker from the byte stream is new by construction. A marker on the screen may be an old
-//! one still in view, so at each new turn the markers in view are counted as stale, and a screen
-//! marker completes the turn only when more copies of it are in view than were stale. A stale
-//! count is never lowered when its copy scrolls away: agents redraw their whole transcript (Claude
-//! Code on resize), and a redrawn old marker must not complete the new turn; an identical marker
-//! printed for the new turn is still caught from the byte stream. A stream marker the screen has not shown yet when the
-//! turn changes is counted stale too, so a late redraw of it cannot complete the next turn.
+//! Agents show old markers again: a marker stays in view after the next submit, and renderers
+//! repaint their whole transcript (Claude Code on resize, full-screen TUIs on scroll), which puts
+//! old marker text back into both the screen and the byte stream. So every marker seen during a
+//! turn, with the most copies seen at once, becomes stale when the next turn opens; stale counts
+//! are never lowered when a copy scrolls away. Then:
+//!
+//! - an OSC 7770 `suggest=` is never repainted (it is not screen text), so it always counts;
+//! - a plain-text marker in the byte stream counts unless an earlier turn had the same items;
+//! - a screen marker counts when more copies of it are in view than were stale.
+//!
+//! The price: an agent that ends a turn with exactly the suggestions of an earlier turn, after
+//! the earlier copy scrolled out of view, stays `idle` instead of `completed` unless it uses the
+//! OSC marker. A wrong `completed` would be worse: it tells an orchestrator a task is done.
 
-/// Stream markers remembered until the screen shows them; a renderer that never draws them
-/// (output scrolled past in one read) must not grow this.
-const UNSEEN_CAPACITY: usize = 8;
-/// Distinct stale markers remembered, oldest dropped first: far more than a screen can show.
-const STALE_CAPACITY: usize = 64;
+/// Distinct markers remembered per turn and as stale, oldest dropped first: far more than a
+/// screen can show.
+const MARKER_MEMORY: usize = 64;
 
 #[derive(Debug, Default)]
 pub struct Completion {
     completed_epoch: Option<u64>,
     suggestions: Vec<String>,
-    /// Marker texts in view on the last screen, with their counts.
-    visible: Vec<(Vec<String>, usize)>,
+    /// Markers seen in the current turn, with the most copies in view at once.
+    this_turn: Vec<(Vec<String>, usize)>,
     stale: Vec<(Vec<String>, usize)>,
-    unseen: Vec<Vec<String>>,
 }
 
 impl Completion {
@@ -34,12 +37,18 @@ impl Completion {
         self.is_completed(epoch).then_some(self.suggestions.as_slice())
     }
 
-    /// A marker from the byte stream; returns it when it completes `epoch` now.
-    pub fn on_stream_marker(&mut self, items: Vec<String>, epoch: u64) -> Option<Vec<String>> {
-        if self.unseen.len() == UNSEEN_CAPACITY {
-            self.unseen.remove(0);
+    /// An OSC 7770 `suggest=` marker; returns it when it completes `epoch` now.
+    pub fn on_explicit_marker(&mut self, items: Vec<String>, epoch: u64) -> Option<Vec<String>> {
+        remember(&mut self.this_turn, &items, 1);
+        self.complete(items, epoch)
+    }
+
+    /// A plain-text marker in the byte stream; returns it when it completes `epoch` now.
+    pub fn on_stream_text_marker(&mut self, items: Vec<String>, epoch: u64) -> Option<Vec<String>> {
+        remember(&mut self.this_turn, &items, 1);
+        if count_of(&self.stale, &items) > 0 {
+            return None;
         }
-        self.unseen.push(items.clone());
         self.complete(items, epoch)
     }
 
@@ -47,34 +56,21 @@ impl Completion {
     pub fn on_screen_markers(&mut self, markers: Vec<Vec<String>>, epoch: u64) -> Option<Vec<String>> {
         let mut visible: Vec<(Vec<String>, usize)> = Vec::new();
         for items in markers {
-            match visible.iter_mut().find(|(seen, _)| *seen == items) {
-                Some((_, count)) => *count += 1,
-                None => visible.push((items, 1)),
-            }
+            let count = count_of(&visible, &items) + 1;
+            remember(&mut visible, &items, count);
         }
-        self.unseen.retain(|items| !visible.iter().any(|(seen, _)| seen == items));
-        let fresh =
-            visible.iter().rev().find(|(items, count)| *count > count_of(&self.stale, items)).map(|(i, _)| i.clone());
-        self.visible = visible;
-        fresh.and_then(|items| self.complete(items, epoch))
+        for (items, count) in &visible {
+            remember(&mut self.this_turn, items, *count);
+        }
+        let fresh = visible.into_iter().rev().find(|(items, count)| *count > count_of(&self.stale, items));
+        fresh.and_then(|(items, _)| self.complete(items, epoch))
     }
 
-    /// A new turn: whatever is in view, or written but not yet drawn, is stale from now on.
+    /// A new turn: every marker of the finished turn is stale from now on.
     pub fn begin_turn(&mut self) {
-        for (items, count) in self.visible.clone() {
-            match self.stale.iter_mut().find(|(seen, _)| *seen == items) {
-                Some((_, stale)) => *stale = (*stale).max(count),
-                None => self.stale.push((items, count)),
-            }
+        for (items, count) in std::mem::take(&mut self.this_turn) {
+            remember(&mut self.stale, &items, count);
         }
-        for items in self.unseen.drain(..) {
-            match self.stale.iter_mut().find(|(seen, _)| *seen == items) {
-                Some((_, stale)) => *stale += 1,
-                None => self.stale.push((items, 1)),
-            }
-        }
-        let excess = self.stale.len().saturating_sub(STALE_CAPACITY);
-        self.stale.drain(..excess);
     }
 
     fn complete(&mut self, items: Vec<String>, epoch: u64) -> Option<Vec<String>> {
@@ -84,6 +80,19 @@ impl Completion {
         self.completed_epoch = Some(epoch);
         self.suggestions = items.clone();
         Some(items)
+    }
+}
+
+/// Raises the remembered count of `items` to at least `count`.
+fn remember(counts: &mut Vec<(Vec<String>, usize)>, items: &[String], count: usize) {
+    match counts.iter_mut().find(|(seen, _)| seen == items) {
+        Some((_, seen)) => *seen = (*seen).max(count),
+        None => {
+            if counts.len() == MARKER_MEMORY {
+                counts.remove(0);
+            }
+            counts.push((items.to_vec(), count));
+        }
     }
 }
 
@@ -113,7 +122,7 @@ mod tests {
     #[test]
     fn a_stream_marker_drawn_only_after_the_next_submit_is_stale() {
         let mut completion = Completion::default();
-        assert!(completion.on_stream_marker(m(&["x", "y"]), 0).is_some());
+        assert!(completion.on_stream_text_marker(m(&["x", "y"]), 0).is_some());
         completion.begin_turn();
         assert_eq!(completion.on_screen_markers(vec![m(&["x", "y"])], 1), None);
     }
@@ -125,14 +134,25 @@ mod tests {
         completion.begin_turn();
         assert_eq!(completion.on_screen_markers(vec![], 1), None);
         assert_eq!(completion.on_screen_markers(vec![m(&["a", "b"])], 1), None);
-        assert_eq!(completion.on_stream_marker(m(&["a", "b"]), 1), Some(m(&["a", "b"])));
+        assert_eq!(completion.on_stream_text_marker(m(&["a", "b"]), 1), None, "a repaint in the byte stream");
+        assert_eq!(completion.on_explicit_marker(m(&["a", "b"]), 1), Some(m(&["a", "b"])));
+    }
+
+    #[test]
+    fn a_marker_that_scrolled_away_before_the_submit_is_still_stale() {
+        let mut completion = Completion::default();
+        assert!(completion.on_screen_markers(vec![m(&["a", "b"])], 0).is_some());
+        completion.on_screen_markers(vec![], 0);
+        completion.begin_turn();
+        assert_eq!(completion.on_screen_markers(vec![m(&["a", "b"])], 1), None, "a repaint after a resize");
+        assert_eq!(completion.on_stream_text_marker(m(&["c", "d"]), 1), Some(m(&["c", "d"])));
     }
 
     #[test]
     fn one_marker_completes_a_turn_once() {
         let mut completion = Completion::default();
-        assert!(completion.on_stream_marker(m(&["a", "b"]), 3).is_some());
-        assert!(completion.on_stream_marker(m(&["c", "d"]), 3).is_none());
+        assert!(completion.on_stream_text_marker(m(&["a", "b"]), 3).is_some());
+        assert!(completion.on_explicit_marker(m(&["c", "d"]), 3).is_none());
         assert_eq!(completion.suggestions(3), Some(&m(&["a", "b"])[..]));
         assert_eq!(completion.suggestions(4), None);
     }

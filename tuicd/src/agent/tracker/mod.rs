@@ -279,11 +279,22 @@ impl AgentTracker {
                 }
             }
             Marker::Suggest(items) => {
-                if let Some(items) = self.completion.on_stream_marker(items, self.turn_epoch) {
+                if let Some(items) = self.completion.on_explicit_marker(items, self.turn_epoch) {
+                    events.push(AgentEvent::Suggest { items });
+                }
+            }
+            Marker::TextSuggest(items) => {
+                if let Some(items) = self.completion.on_stream_text_marker(items, self.turn_epoch) {
                     events.push(AgentEvent::Suggest { items });
                 }
             }
             Marker::Intent(intent) => self.set_intent(intent, events),
+            // A repainted old `intent:` line must not bring that intent back.
+            Marker::TextIntent(intent) => {
+                if !self.intent_history.contains(&intent.text) {
+                    self.set_intent(intent, events);
+                }
+            }
             Marker::Progress { state, value } => {
                 self.progress = (state != 0).then_some(value);
                 events.push(AgentEvent::Progress { state, value });

@@ -243,3 +243,40 @@ fn the_snapshot_omits_what_is_absent() {
     let json = serde_json::to_value(tracker.snapshot()).unwrap();
     assert_eq!(json, serde_json::json!({"awaiting_input": false, "turn_epoch": 0, "composer_state": "empty"}));
 }
+
+#[test]
+fn a_repainted_transcript_does_not_complete_the_next_turn() {
+    let t0 = Instant::now();
+    let mut tracker = AgentTracker::new(by_id("claude"));
+    tracker.on_output("⏺ suggest: [ Run tests | Open PR ]\r\n".as_bytes(), t0);
+    assert_eq!(tracker.snapshot().agent_state, Some(AgentState::Completed));
+    tracker.on_input(b"add docs\r", t0 + ms(1000));
+    // A resize: Claude Code clears the screen and prints the whole transcript again.
+    let repaint = "\x1b[2J\x1b[3J\x1b[H> fix it\r\n⏺ suggest: [ Run tests | Open PR ]\r\n> add docs\r\n";
+    tracker.on_output(repaint.as_bytes(), t0 + ms(2000));
+    assert_eq!(tracker.snapshot().agent_state, Some(AgentState::Working));
+    // The explicit OSC marker is never a repaint: the same items complete the new turn.
+    let events = tracker.on_output(b"\x1b]7770;suggest=Run tests|Open PR\x07", t0 + ms(3000));
+    assert_eq!(agent_states(&events), vec![AgentState::Completed]);
+    assert_eq!(tracker.snapshot().turn_epoch, 1);
+}
+
+#[test]
+fn ten_megabytes_of_agent_output_pass_through_the_tracker() {
+    let t0 = Instant::now();
+    let mut tracker = AgentTracker::new(by_id("claude"));
+    let chunk = "\x1b[2K\x1b[1A\x1b[2K\x1b[G✢ Reading files… (12s · esc to interrupt)\r\n\
+                 ⏺ Bash(cargo test)\r\n  ⎿  test checkout::applies_discount ... \x1b[32mok\x1b[0m\r\n\
+                 \x1b]0;✳ Claude Code\x07intent: Running the tests\r\n";
+    let started = Instant::now();
+    let mut fed = 0;
+    let mut now = t0;
+    while fed < 10 * 1024 * 1024 {
+        tracker.on_output(chunk.as_bytes(), now);
+        fed += chunk.len();
+        now += ms(1);
+    }
+    let events = tracker.on_output(b"suggest: [ a | b ]\r\n", now);
+    assert!(events.contains(&AgentEvent::Suggest { items: vec!["a".into(), "b".into()] }));
+    eprintln!("10 MiB through AgentTracker::on_output in {:?}", started.elapsed());
+}
