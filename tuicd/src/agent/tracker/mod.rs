@@ -5,6 +5,7 @@
 //! silence), OSC 133 prompt/command markers (plain shells), the adapter's screen reading
 //! (question > working > a ready composer that stays stable), output movement, and silence.
 
+mod apply;
 mod completion;
 
 use std::time::Instant;
@@ -12,7 +13,7 @@ use std::time::Instant;
 use super::adapters::Adapter;
 use super::event::{AgentEvent, AgentState, AgentStatus, ChoicePrompt, ComposerState, Intent, ShellState};
 use super::input_line::InputLineBuffer;
-use super::markers::{HookState, Marker, MarkerParser};
+use super::markers::{HookState, MarkerParser};
 use super::screen::{self, Screen, Verdict};
 use crate::limits::{AGENT_IDLE, AGENT_READY_CONFIRM, INPUT_ECHO_WINDOW, SHELL_IDLE};
 use completion::Completion;
@@ -151,18 +152,16 @@ impl AgentTracker {
         events
     }
 
-    /// Bytes any writer sent to the PTY. A submitted non-empty line opens a new turn.
+    /// Bytes any writer sent to the PTY. A submitted non-empty line opens a new turn. While a
+    /// dialog is on screen the keys answer it and never reach the composer.
     pub fn on_input(&mut self, bytes: &[u8], now: Instant) -> Vec<AgentEvent> {
         let mut events = Vec::new();
-        if self.question.as_ref().is_some_and(|q| q.source == QuestionSource::Hook) {
+        let source = self.question.as_ref().map(|q| q.source.clone());
+        if source == Some(QuestionSource::Hook) {
             self.question = None;
         }
-        let submitted = self.input.feed(bytes);
-        if submitted.is_empty() {
-            self.last_key = Some(now);
-        } else {
-            self.last_key = None;
-        }
+        let submitted = if source == Some(QuestionSource::Screen) { Vec::new() } else { self.input.feed(bytes) };
+        self.last_key = if submitted.is_empty() { Some(now) } else { None };
         for line in submitted {
             self.open_turn();
             events.push(AgentEvent::UserInput { content: line.content, turn_epoch: self.turn_epoch });
@@ -256,90 +255,6 @@ impl AgentTracker {
         }
         self.last_output = Some(now);
         self.ready_since = None;
-    }
-
-    fn apply_marker(&mut self, marker: Marker, events: &mut Vec<AgentEvent>) {
-        match marker {
-            Marker::Prompt => self.shell_integration = Some(ShellState::Idle),
-            Marker::CommandStart => {}
-            Marker::CommandExecuted => self.shell_integration = Some(ShellState::Busy),
-            Marker::CommandFinished(exit_code) => {
-                self.shell_integration = Some(ShellState::Idle);
-                self.last_exit_code = exit_code.or(self.last_exit_code);
-                events.push(AgentEvent::CommandFinished { exit_code });
-            }
-            Marker::Hook { state, question } => {
-                self.hook = Some(state);
-                if state == HookState::Awaiting {
-                    let prompt_text = question.unwrap_or_default();
-                    events.push(AgentEvent::Question { prompt_text: prompt_text.clone(), confident: true });
-                    self.question = Some(OpenQuestion { prompt_text, choice: None, source: QuestionSource::Hook });
-                } else if self.question.as_ref().is_some_and(|q| q.source == QuestionSource::Hook) {
-                    self.question = None;
-                }
-            }
-            Marker::Suggest(items) => {
-                if let Some(items) = self.completion.on_explicit_marker(items, self.turn_epoch) {
-                    events.push(AgentEvent::Suggest { items });
-                }
-            }
-            Marker::TextSuggest(items) => {
-                if let Some(items) = self.completion.on_stream_text_marker(items, self.turn_epoch) {
-                    events.push(AgentEvent::Suggest { items });
-                }
-            }
-            Marker::Intent(intent) => self.set_intent(intent, events),
-            // A repainted old `intent:` line must not bring that intent back.
-            Marker::TextIntent(intent) => {
-                if !self.intent_history.contains(&intent.text) {
-                    self.set_intent(intent, events);
-                }
-            }
-            Marker::Progress { state, value } => {
-                self.progress = (state != 0).then_some(value);
-                events.push(AgentEvent::Progress { state, value });
-            }
-        }
-    }
-
-    fn set_intent(&mut self, intent: Intent, events: &mut Vec<AgentEvent>) {
-        if self.intent.as_ref() == Some(&intent) {
-            return;
-        }
-        self.intent_history.retain(|text| *text != intent.text);
-        if self.intent_history.len() == INTENT_HISTORY {
-            self.intent_history.remove(0);
-        }
-        self.intent_history.push(intent.text.clone());
-        self.intent = Some(intent.clone());
-        events.push(AgentEvent::Intent(intent));
-    }
-
-    fn read_screen(&mut self, adapter: &Adapter, screen: &Screen<'_>, now: Instant, events: &mut Vec<AgentEvent>) {
-        let verdict = screen::read(adapter, screen);
-        match &verdict {
-            Verdict::Question(asked) => {
-                let open = OpenQuestion {
-                    prompt_text: asked.prompt_text.clone(),
-                    choice: Some(asked.choice.clone()),
-                    source: QuestionSource::Screen,
-                };
-                if self.question.as_ref() != Some(&open) {
-                    events.push(AgentEvent::Question { prompt_text: open.prompt_text.clone(), confident: true });
-                    if !asked.choice.options.is_empty() {
-                        events.push(AgentEvent::ChoicePrompt(asked.choice.clone()));
-                    }
-                    self.question = Some(open);
-                }
-            }
-            _ if self.question.as_ref().is_some_and(|q| q.source == QuestionSource::Screen) => self.question = None,
-            _ => {}
-        }
-        self.ready_since = match verdict {
-            Verdict::Ready => Some(self.ready_since.unwrap_or(now)),
-            _ => None,
-        };
-        self.verdict = verdict;
     }
 
     /// `shell_state`, and whether an idle is confirmed rather than inferred from silence.

@@ -140,6 +140,8 @@ fn a_numbered_dialog_sets_awaiting_input_until_it_is_gone() {
     assert_eq!(tracker.check_submit(), Err(SubmitRefusal::AwaitingInput));
     assert!(show(&mut tracker, &dialog, t0 + ms(100)).is_empty(), "the same dialog is reported once");
     tracker.on_input(b"1", t0 + ms(200));
+    assert_eq!(tracker.composer_state(), ComposerState::Empty, "the key answered the dialog, not the composer");
+    assert_eq!(tracker.turn_epoch(), 0);
     let events = show(&mut tracker, CLAUDE_WORKING, t0 + ms(300));
     assert_eq!(agent_states(&events), vec![AgentState::Working]);
     assert!(!tracker.snapshot().awaiting_input);
