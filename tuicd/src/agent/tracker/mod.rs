@@ -163,7 +163,7 @@ impl AgentTracker {
         let submitted = if source == Some(QuestionSource::Screen) { Vec::new() } else { self.input.feed(bytes) };
         self.last_key = if submitted.is_empty() { Some(now) } else { None };
         for line in submitted {
-            self.open_turn();
+            self.open_turn(now);
             events.push(AgentEvent::UserInput { content: line.content, turn_epoch: self.turn_epoch });
         }
         self.settle(now, &mut events);
@@ -172,7 +172,7 @@ impl AgentTracker {
 
     /// Opens a new turn epoch for input that did not pass through [`Self::on_input`]; returns it.
     pub fn begin_turn(&mut self, now: Instant) -> (u64, Vec<AgentEvent>) {
-        self.open_turn();
+        self.open_turn(now);
         let mut events = Vec::new();
         self.settle(now, &mut events);
         (self.turn_epoch, events)
@@ -240,8 +240,13 @@ impl AgentTracker {
         }
     }
 
-    fn open_turn(&mut self) {
+    /// A submitted line starts work: until the agent shows a ready prompt again (stable) or
+    /// falls silent, it is working, so a wait for idle right after a submit does not return on
+    /// the prompt that was on screen before the Enter.
+    fn open_turn(&mut self, now: Instant) {
         self.turn_epoch += 1;
+        self.last_output = Some(now);
+        self.ready_since = None;
         self.completion.begin_turn();
         if self.question.as_ref().is_some_and(|q| q.source == QuestionSource::Hook) {
             self.question = None;

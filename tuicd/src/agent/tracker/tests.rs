@@ -92,6 +92,8 @@ fn only_the_end_of_task_marker_completes_and_a_stale_one_never_completes_the_nex
 
     let events = tracker.on_input(b"now add docs\r", t0 + ms(5000));
     assert!(events.contains(&AgentEvent::UserInput { content: "now add docs".into(), turn_epoch: 1 }));
+    assert_eq!(agent_states(&events), vec![AgentState::Working], "a submitted line starts work at once");
+    assert_eq!(tracker.check_submit(), Err(SubmitRefusal::Busy));
     // The old marker is still on screen, and the agent has not started yet.
     show(&mut tracker, &[CLAUDE_DONE, &["> now add docs"]].concat(), t0 + ms(5050));
     tracker.tick(t0 + ms(20_000));
