@@ -15,8 +15,9 @@ const HIGHLIGHT: &[char] = &['❯', '›', '●', '>', '▶', '→', '▸'];
 const FOOTER_WORDS: &[&str] = &["esc", "enter", "tab", "cancel", "confirm", "shortcuts", "select", "navigate"];
 const TITLE_PHRASES: &[&str] =
     &["do you want", "would you like", "proceed", "allow", "approve", "confirm", "select", "choose", "permission"];
-/// How far above the options the title may be (descriptions and commands sit in between).
-const TITLE_SEARCH_ROWS: usize = 8;
+/// How far above the options the title may be: descriptions, commands and diffs sit in between
+/// (Claude Code's trust dialog puts nine rows there).
+const TITLE_SEARCH_ROWS: usize = 12;
 const FOOTER_MAX_ROWS: usize = 3;
 
 struct OptionRow {
@@ -139,6 +140,23 @@ mod tests {
         assert_eq!(prompt.options[2].hint.as_deref(), Some("esc"));
         assert!(prompt.options[2].destructive);
         assert_eq!(prompt.dismiss_key.as_deref(), Some("cancel"));
+    }
+
+    #[test]
+    fn a_dialog_footer_names_the_dismiss_and_amend_keys() {
+        let rows = [
+            " Would you like to proceed?",
+            "",
+            " ❯ 1. Yes",
+            "   2. No, keep planning",
+            "",
+            " Esc to cancel · Tab to amend",
+        ];
+        let prompt = numbered_choice(&rows).unwrap();
+        assert_eq!((prompt.dismiss_key.as_deref(), prompt.amend_key.as_deref()), (Some("cancel"), Some("tab")));
+        // A footer alone (no highlight) is enough to make it a dialog.
+        let rows = ["Pick a model?", "1. fast", "2. smart", "Enter to confirm"];
+        assert_eq!(numbered_choice(&rows).unwrap().options.len(), 2);
     }
 
     #[test]
