@@ -339,4 +339,6 @@ impl AgentTracker {
 }
 
 #[cfg(test)]
+mod scenarios;
+#[cfg(test)]
 mod tests;
