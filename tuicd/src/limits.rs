@@ -76,3 +76,7 @@ pub const SCREEN_SCAN_ROWS: usize = 20;
 pub const CHOICE_MAX_OPTIONS: usize = 9;
 /// The composer text an `InputLineBuffer` keeps; beyond it the composer is known non-empty only.
 pub const INPUT_LINE_MAX_BYTES: usize = 64 * 1024;
+/// `session action=submit` acknowledgement window: default, and the clamp for `timeout_ms`.
+pub const SUBMIT_ACK_TIMEOUT_DEFAULT: Duration = Duration::from_millis(3000);
+pub const SUBMIT_ACK_TIMEOUT_MIN: Duration = Duration::from_millis(250);
+pub const SUBMIT_ACK_TIMEOUT_MAX: Duration = Duration::from_millis(10_000);

@@ -25,6 +25,11 @@
 //! composer_state(&self) -> ComposerState               turn_epoch(&self) -> u64
 //! ```
 //!
+//! Helpers beside the tracker, equally pure: [`submit`] (the framed byte plan, the acknowledgement
+//! timeout clamp, the receipt), [`background::has_background_work`] (descendants minus
+//! integration helpers), [`detect::detect_on_path`] (installed agents, shared by REST and MCP),
+//! [`InputLineBuffer`] (the composer as writers filled it; the tracker owns one).
+//!
 //! # Detection, strongest source first
 //!
 //! 1. Explicit markers in the byte stream ([`markers`]): OSC 7770 `state=busy|idle|awaiting`,
@@ -55,6 +60,7 @@ pub mod event;
 pub mod input_line;
 pub mod markers;
 pub mod screen;
+pub mod submit;
 mod tracker;
 
 #[cfg(test)]

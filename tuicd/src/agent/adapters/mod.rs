@@ -128,11 +128,18 @@ impl Adapter {
     /// The bytes to write for submitting `text`, split where the recipe pauses: write the first
     /// part, wait `enter_gap_ms`, write the second. The writer must be held across both.
     pub fn submit_bytes(&self, text: &str) -> (Vec<u8>, &'static [u8]) {
+        self.submit.frame(text)
+    }
+}
+
+impl SubmitRecipe {
+    /// See [`Adapter::submit_bytes`].
+    pub fn frame(&self, text: &str) -> (Vec<u8>, &'static [u8]) {
         let mut first = Vec::with_capacity(text.len() + 16);
-        if self.submit.clear_first {
+        if self.clear_first {
             first.push(0x15);
         }
-        let paste = match self.submit.paste {
+        let paste = match self.paste {
             Paste::Never => false,
             Paste::Multiline => text.contains('\n'),
             Paste::Always => true,
