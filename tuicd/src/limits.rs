@@ -80,3 +80,5 @@ pub const INPUT_LINE_MAX_BYTES: usize = 64 * 1024;
 pub const SUBMIT_ACK_TIMEOUT_DEFAULT: Duration = Duration::from_millis(3000);
 pub const SUBMIT_ACK_TIMEOUT_MIN: Duration = Duration::from_millis(250);
 pub const SUBMIT_ACK_TIMEOUT_MAX: Duration = Duration::from_millis(10_000);
+/// A `pty_description` derived from a spawn prompt keeps this many characters.
+pub const PTY_DESCRIPTION_MAX_CHARS: usize = 160;

@@ -26,7 +26,7 @@
 //! ```
 //!
 //! Helpers beside the tracker, equally pure: [`submit`] (the framed byte plan, the acknowledgement
-//! timeout clamp, the receipt), [`background::has_background_work`] (descendants minus
+//! timeout clamp, the receipt), [`launch`] (spawn argv, prompt delivery, `pty_description`), [`background::has_background_work`] (descendants minus
 //! integration helpers), [`detect::detect_on_path`] (installed agents, shared by REST and MCP),
 //! [`InputLineBuffer`] (the composer as writers filled it; the tracker owns one).
 //!
@@ -58,6 +58,7 @@ pub mod background;
 pub mod detect;
 pub mod event;
 pub mod input_line;
+pub mod launch;
 pub mod markers;
 pub mod screen;
 pub mod submit;

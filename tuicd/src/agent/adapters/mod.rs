@@ -74,6 +74,8 @@ pub struct Adapter {
     pub chrome: &'static [RowRule],
     /// Single-row confident questions, e.g. Aider's `(Y)es/(N)o`, looked for in the bottom rows.
     pub confirm_prompts: &'static [RowRule],
+    /// The flag that selects a model (`--model`), when the CLI has one tuicd knows.
+    pub model_flag: Option<&'static str>,
 }
 
 impl RowRule {

@@ -26,6 +26,7 @@ const fn generic(id: &'static str, name: &'static str, binaries: &'static [&'sta
         ready_at_cursor: false,
         chrome: NONE,
         confirm_prompts: NONE,
+        model_flag: None,
     }
 }
 
@@ -51,6 +52,7 @@ pub static ADAPTERS: &[Adapter] = &[
             Contains("Context left until auto-compact"),
         ],
         confirm_prompts: NONE,
+        model_flag: Some("--model"),
     },
     // Codex (ratatui, inline viewport). Working: `• Working (4m 55s • esc to interrupt)`.
     // Composer: `› ` (older builds `▌ `) near the bottom, footer `⏎ send` / `? for shortcuts`.
@@ -71,6 +73,7 @@ pub static ADAPTERS: &[Adapter] = &[
             Contains("esc to interrupt"),
         ],
         confirm_prompts: NONE,
+        model_flag: Some("--model"),
     },
     // Gemini CLI (Ink). Working: `⠼ Counting electrons (esc to cancel, 4s)`. Composer: a box
     // holding `>   Type your message or @path/to/file`; footer with cwd, sandbox and model.
@@ -86,6 +89,7 @@ pub static ADAPTERS: &[Adapter] = &[
         ready_at_cursor: false,
         chrome: &[Contains("context left)"), Contains("sandbox"), Contains("(esc to cancel")],
         confirm_prompts: NONE,
+        model_flag: Some("--model"),
     },
     // Aider (prompt_toolkit, line oriented). Ready: the `> ` prompt (or `architect> ` and other
     // edit-format prompts) on the cursor row. Working: `Waiting for <model>`. Questions are
@@ -113,6 +117,7 @@ pub static ADAPTERS: &[Adapter] = &[
         ready_at_cursor: true,
         chrome: NONE,
         confirm_prompts: &[Contains("(Y)es/(N)o")],
+        model_flag: Some("--model"),
     },
     // OpenCode (full-screen TUI). Working: footer `esc interrupt` next to a spinner. Composer:
     // `> ` inside a `┃` bordered box with `enter send` beside it. Permission dialogs are titled
@@ -129,6 +134,7 @@ pub static ADAPTERS: &[Adapter] = &[
         ready_at_cursor: false,
         chrome: &[Contains("enter send"), Contains("esc interrupt"), Contains("ctrl+p commands"), Contains("tokens")],
         confirm_prompts: &[Contains("Permission required")],
+        model_flag: Some("--model"),
     },
     // Detected on PATH (the reference's KNOWN_AGENT_BINARIES); screens not recorded yet.
     generic("grok", "Grok CLI", &["grok"]),
