@@ -1,7 +1,7 @@
 //! Explicit markers in the raw PTY byte stream, found however the stream is split across reads.
 //!
 //! [`MarkerParser::feed`] runs a small VT state machine over each chunk: OSC strings are collected
-//! and dispatched ([`osc`]), other escape sequences are skipped, and printable text is assembled
+//! and dispatched (`osc.rs`), other escape sequences are skipped, and printable text is assembled
 //! into lines that are checked for the plain-text markers ([`text`]). Cursor-positioning
 //! sequences end a line as a newline would, because full-screen agents draw rows with them.
 //! All buffers are bounded ([`MARKER_LINE_MAX_BYTES`], [`MARKER_OSC_MAX_BYTES`]): an over-long
