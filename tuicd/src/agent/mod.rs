@@ -9,6 +9,8 @@
 //! ```text
 //! AgentTracker::new(adapter: Option<&'static Adapter>) -> AgentTracker
 //!     adapters::by_binary("claude") / adapters::by_id("codex"); None for a plain shell
+//! set_adapter(&mut self, adapter: Option<&'static Adapter>, now: Instant) -> Vec<AgentEvent>
+//!     the foreground process became another agent, or the shell again
 //! on_output(&mut self, bytes: &[u8], now: Instant) -> Vec<AgentEvent>
 //!     every chunk the reader got, in order, before the matching on_screen
 //! on_screen(&mut self, screen: &Screen<'_>, now: Instant) -> Vec<AgentEvent>

@@ -111,6 +111,25 @@ impl AgentTracker {
         self.adapter
     }
 
+    /// The foreground process changed to another agent (or back to the shell, `None`). What was
+    /// read through the old adapter is dropped; the new agent starts in `starting`. Leaving an
+    /// agent publishes no event (there is no `agent_state` to publish): read [`Self::snapshot`].
+    pub fn set_adapter(&mut self, adapter: Option<&'static Adapter>, now: Instant) -> Vec<AgentEvent> {
+        if adapter.map(|a| a.id) == self.adapter.map(|a| a.id) {
+            return Vec::new();
+        }
+        self.adapter = adapter;
+        self.hook = None;
+        self.verdict = Verdict::Unknown;
+        self.ready_since = None;
+        self.content_rows.clear();
+        self.question = None;
+        self.agent_state = adapter.map(|_| AgentState::Starting);
+        let mut events = Vec::new();
+        self.settle(now, &mut events);
+        events
+    }
+
     /// Raw bytes the child wrote, in order, as they were read.
     pub fn on_output(&mut self, bytes: &[u8], now: Instant) -> Vec<AgentEvent> {
         let mut found = Vec::new();

@@ -264,3 +264,21 @@ fn a_repainted_transcript_does_not_complete_the_next_turn() {
     assert_eq!(agent_states(&events), vec![AgentState::Completed]);
     assert_eq!(tracker.snapshot().turn_epoch, 1);
 }
+
+#[test]
+fn an_agent_started_from_a_shell_is_tracked_from_then_on() {
+    let t0 = Instant::now();
+    let mut tracker = AgentTracker::new(None);
+    tracker.on_output(b"\x1b]133;A\x07$ ", t0);
+    tracker.on_input(b"claude\r", t0 + ms(100));
+    tracker.on_output(b"\x1b]133;C\x07", t0 + ms(150));
+    // The submitted command line is activity, so the agent is working from the moment it is known.
+    let events = tracker.set_adapter(by_id("claude"), t0 + ms(200));
+    assert_eq!(agent_states(&events), vec![AgentState::Working]);
+    show(&mut tracker, CLAUDE_READY, t0 + ms(300));
+    let events = tracker.tick(t0 + ms(300) + AGENT_READY_CONFIRM);
+    assert_eq!(agent_states(&events), vec![AgentState::Idle]);
+    assert_eq!(tracker.snapshot().agent_type, Some("claude"));
+    tracker.set_adapter(None, t0 + ms(400));
+    assert_eq!(tracker.snapshot().agent_state, None);
+}
