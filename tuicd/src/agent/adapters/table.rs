@@ -40,7 +40,12 @@ pub static ADAPTERS: &[Adapter] = &[
         binaries: &["claude"],
         prompt_delivery: PromptDelivery::Argv,
         submit: PLAIN,
-        working: &[Contains("esc to interrupt"), Spinner { glyphs: "·✢✳✶✻✽", contains: "…" }],
+        // Both rules need a spinner glyph first, so prose that mentions "esc to interrupt" is not
+        // work; `*` is the Linux frame, allowed only with the interrupt hint (markdown bullets).
+        working: &[
+            Spinner { glyphs: "·✢✳✶✻✽*", contains: "esc to interrupt" },
+            Spinner { glyphs: "·✢✳✶✻✽", contains: "…" },
+        ],
         ready: &[Prefix("> "), Prefix("❯ "), Exact(">"), Exact("❯")],
         ready_scope: 6,
         ready_at_cursor: false,
@@ -48,7 +53,6 @@ pub static ADAPTERS: &[Adapter] = &[
             Contains("? for shortcuts"),
             Contains("⏵⏵"),
             Contains("shift+tab to cycle"),
-            Contains("esc to interrupt"),
             Contains("Context left until auto-compact"),
         ],
         confirm_prompts: NONE,
@@ -62,16 +66,13 @@ pub static ADAPTERS: &[Adapter] = &[
         binaries: &["codex"],
         prompt_delivery: PromptDelivery::Deferred,
         submit: FRAMED,
-        working: &[Contains("esc to interrupt"), Spinner { glyphs: "•◦", contains: "Working (" }],
+        // The status row is `<header> (<elapsed> • esc to interrupt)`; prose bullets are `•` too,
+        // so the separator inside the parentheses is what marks it.
+        working: &[Contains("• esc to interrupt)"), Spinner { glyphs: "•◦", contains: "Working (" }],
         ready: &[Prefix("› "), Exact("›")],
         ready_scope: 4,
         ready_at_cursor: false,
-        chrome: &[
-            Contains("⏎ send"),
-            Contains("? for shortcuts"),
-            Contains("context left"),
-            Contains("esc to interrupt"),
-        ],
+        chrome: &[Contains("⏎ send"), Contains("? for shortcuts"), Contains("context left")],
         confirm_prompts: NONE,
         model_flag: Some("--model"),
     },

@@ -103,7 +103,8 @@ impl MarkerParser {
                 if (0x40..=0x7e).contains(&byte) {
                     self.mode = Mode::Ground;
                     match byte {
-                        b'A' | b'B' | b'E' | b'F' | b'H' | b'f' | b'd' | b'J' => self.end_line(out),
+                        // Cursor moves to another row or column 1: what follows is not this line's continuation.
+                        b'A' | b'B' | b'E' | b'F' | b'G' | b'H' | b'f' | b'd' | b'J' => self.end_line(out),
                         b'C' => self.push_text(b' '),
                         _ => {}
                     }
