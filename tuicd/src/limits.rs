@@ -82,3 +82,6 @@ pub const SUBMIT_ACK_TIMEOUT_MIN: Duration = Duration::from_millis(250);
 pub const SUBMIT_ACK_TIMEOUT_MAX: Duration = Duration::from_millis(10_000);
 /// A `pty_description` derived from a spawn prompt keeps this many characters.
 pub const PTY_DESCRIPTION_MAX_CHARS: usize = 160;
+/// A `user-input` event carries at most this many characters of the submitted line: it goes to
+/// every `/events` subscriber, and a pasted file does not belong there.
+pub const USER_INPUT_EVENT_MAX_CHARS: usize = 2000;

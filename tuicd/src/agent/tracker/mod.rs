@@ -15,7 +15,7 @@ use super::event::{AgentEvent, AgentState, AgentStatus, ChoicePrompt, ComposerSt
 use super::input_line::InputLineBuffer;
 use super::markers::{HookState, MarkerParser};
 use super::screen::{self, Screen, Verdict};
-use crate::limits::{AGENT_IDLE, AGENT_READY_CONFIRM, INPUT_ECHO_WINDOW, SHELL_IDLE};
+use crate::limits::{AGENT_IDLE, AGENT_READY_CONFIRM, INPUT_ECHO_WINDOW, SHELL_IDLE, USER_INPUT_EVENT_MAX_CHARS};
 use completion::Completion;
 
 /// Recent intent texts; a screen still showing an older intent line must not bring it back.
@@ -183,7 +183,8 @@ impl AgentTracker {
         self.last_key = if submitted.is_empty() { Some(now) } else { None };
         for line in submitted {
             self.open_turn(now);
-            events.push(AgentEvent::UserInput { content: line.content, turn_epoch: self.turn_epoch });
+            let content = line.content.chars().take(USER_INPUT_EVENT_MAX_CHARS).collect();
+            events.push(AgentEvent::UserInput { content, turn_epoch: self.turn_epoch });
         }
         self.settle(now, &mut events);
         events

@@ -282,3 +282,12 @@ fn an_agent_started_from_a_shell_is_tracked_from_then_on() {
     tracker.set_adapter(None, t0 + ms(400));
     assert_eq!(tracker.snapshot().agent_state, None);
 }
+
+#[test]
+fn a_huge_paste_is_cut_in_the_published_event() {
+    let mut tracker = AgentTracker::new(by_id("codex"));
+    let paste = format!("\x1b[200~{}\x1b[201~\r", "x".repeat(10_000));
+    let events = tracker.on_input(paste.as_bytes(), Instant::now());
+    let AgentEvent::UserInput { content, turn_epoch } = &events[0] else { panic!("{events:?}") };
+    assert_eq!((content.len(), *turn_epoch), (crate::limits::USER_INPUT_EVENT_MAX_CHARS, 1));
+}
