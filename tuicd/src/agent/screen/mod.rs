@@ -19,7 +19,8 @@ pub struct Screen<'a> {
     pub rows: &'a [String],
     /// Cursor row and column, zero-based.
     pub cursor: (u16, u16),
-    /// The alternate screen is active (a full-screen TUI).
+    /// The alternate screen is active (a full-screen TUI). No adapter rule needs it yet; it is
+    /// part of the contract so one can without changing the session's call.
     pub alternate: bool,
 }
 

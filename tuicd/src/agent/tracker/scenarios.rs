@@ -146,3 +146,21 @@ fn arbitrary_bytes_never_panic_and_stay_bounded() {
     tracker.tick(t0 + ms(10_000));
     assert!(tracker.input.text().len() <= crate::limits::INPUT_LINE_MAX_BYTES);
 }
+
+#[test]
+fn screen_reading_cost_for_a_full_screen() {
+    let t0 = Instant::now();
+    let mut tracker = AgentTracker::new(by_id("claude"));
+    let mut rows: Vec<String> = (0..48).map(|i| format!("⏺ line {i} {}", "text ".repeat(38))).collect();
+    rows.extend(["✶ Percolating… (34s · esc to interrupt)".to_owned(), "> ".to_owned()]);
+    let mut samples = Vec::with_capacity(2_000);
+    for i in 0..2_000u64 {
+        rows[(i % 48) as usize] = format!("⏺ changed {i}");
+        let started = Instant::now();
+        tracker.on_screen(&Screen { rows: &rows, cursor: (49, 2), alternate: false }, t0 + ms(i));
+        samples.push(started.elapsed());
+    }
+    assert_eq!(tracker.snapshot().agent_state, Some(AgentState::Working));
+    samples.sort();
+    eprintln!("on_screen, 50 rows x 200 columns: p50 {:?}, p99 {:?}", samples[1_000], samples[1_980]);
+}
