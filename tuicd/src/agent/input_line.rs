@@ -113,9 +113,9 @@ impl InputLineBuffer {
                     let cut = self.text[..trimmed].rfind(char::is_whitespace).map_or(0, |at| at + 1);
                     self.text.truncate(cut);
                 }
-                b'\t' => plain.push(byte),
                 0x00..=0x1f => {
-                    // Other control keys (Ctrl-A, Ctrl-E, Ctrl-K, ...) move or edit unknowably.
+                    // Other control keys (Tab completion, Ctrl-A, Ctrl-E, Ctrl-K, ...) move or
+                    // edit unknowably.
                     self.flush(&mut plain);
                     self.opaque_key();
                 }
@@ -242,6 +242,8 @@ mod tests {
         buffer.feed(b"abc");
         buffer.feed(b"\x1b");
         assert_eq!(buffer.state(), ComposerState::Unknown, "Escape alone on a partial line");
+        buffer.feed(b"\x15src/ma\t");
+        assert_eq!(buffer.state(), ComposerState::Unknown, "Tab completion");
     }
 
     #[test]
