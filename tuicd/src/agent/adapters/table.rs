@@ -59,7 +59,7 @@ pub static ADAPTERS: &[Adapter] = &[
         model_flag: Some("--model"),
     },
     // Codex (ratatui, inline viewport). Working: `• Working (4m 55s • esc to interrupt)`.
-    // Composer: `› ` (older builds `▌ `) near the bottom, footer `⏎ send` / `? for shortcuts`.
+    // Composer: `› ` near the bottom (older builds `▌ `), footer `⏎ send` / `? for shortcuts`.
     Adapter {
         id: "codex",
         name: "Codex",
@@ -69,7 +69,9 @@ pub static ADAPTERS: &[Adapter] = &[
         // The status row is `<header> (<elapsed> • esc to interrupt)`; prose bullets are `•` too,
         // so the separator inside the parentheses is what marks it.
         working: &[Contains("• esc to interrupt)"), Spinner { glyphs: "•◦", contains: "Working (" }],
-        ready: &[Prefix("› "), Exact("›")],
+        // Older builds draw the composer behind `▌` (a border to `normalise_row`), so their
+        // `⏎ send` footer is what shows it.
+        ready: &[Prefix("› "), Exact("›"), Contains("⏎ send")],
         ready_scope: 4,
         ready_at_cursor: false,
         chrome: &[Contains("⏎ send"), Contains("? for shortcuts"), Contains("context left")],
