@@ -40,3 +40,48 @@ pub const EVENT_CHANNEL_CAPACITY: usize = 256;
 /// SSE keep-alive comment interval, and the reconnect delay advertised to clients.
 pub const SSE_KEEP_ALIVE: Duration = Duration::from_secs(15);
 pub const SSE_RETRY_MS: u64 = 5000;
+
+/// Agent-state engine (`agent/`). Timers are the reference's, measured there against real agents.
+/// A plain shell is idle after this much silence; an agent after the longer one, because agents
+/// pause between tool calls for well over half a second while still working.
+pub const SHELL_IDLE: Duration = Duration::from_millis(500);
+pub const AGENT_IDLE: Duration = Duration::from_millis(2500);
+/// An agent's ready prompt must stay on screen, with nothing else moving, this long to be a
+/// *confirmed* idle (what submit and injection require); a prompt flashing between tool calls is not.
+pub const AGENT_READY_CONFIRM: Duration = Duration::from_millis(1500);
+/// Output this soon after a keystroke is the echo of that keystroke, not the agent starting work.
+pub const INPUT_ECHO_WINDOW: Duration = Duration::from_millis(500);
+/// How often the session should call `AgentTracker::tick`; the silence timers resolve to this.
+pub const AGENT_TICK_INTERVAL: Duration = Duration::from_millis(250);
+/// Longest text line the marker parser assembles; a longer line cannot be a marker, so the
+/// rest of it is dropped until the next line break (bounded memory under `yes`-style output).
+pub const MARKER_LINE_MAX_BYTES: usize = 4096;
+/// Longest OSC / DCS string kept; longer ones are discarded up to their terminator.
+pub const MARKER_OSC_MAX_BYTES: usize = 4096;
+/// A `suggest: [ ... ]` marker may be soft-wrapped by the agent's renderer over this many extra
+/// lines, and at most this many bytes in all; past either it is not a marker.
+pub const SUGGEST_WRAP_MAX_LINES: usize = 4;
+pub const SUGGEST_WRAP_MAX_BYTES: usize = 512;
+/// Items in one suggestion marker (plain text needs at least two, OSC 7770 at least one), and
+/// the longest item kept.
+pub const SUGGEST_MAX_ITEMS: usize = 4;
+pub const SUGGEST_ITEM_MAX_CHARS: usize = 120;
+/// The `intent:` text and its `(title)`, in characters; longer text is cut, a longer title is
+/// treated as part of the text.
+pub const INTENT_MAX_CHARS: usize = 200;
+pub const INTENT_TITLE_MAX_CHARS: usize = 40;
+/// Bottom screen rows searched for a choice prompt or a composer (the reference verified 20).
+pub const SCREEN_SCAN_ROWS: usize = 20;
+/// Options in one choice prompt; a longer "numbered list" is prose, not a dialog.
+pub const CHOICE_MAX_OPTIONS: usize = 9;
+/// The composer text an `InputLineBuffer` keeps; beyond it the composer is known non-empty only.
+pub const INPUT_LINE_MAX_BYTES: usize = 64 * 1024;
+/// `session action=submit` acknowledgement window: default, and the clamp for `timeout_ms`.
+pub const SUBMIT_ACK_TIMEOUT_DEFAULT: Duration = Duration::from_millis(3000);
+pub const SUBMIT_ACK_TIMEOUT_MIN: Duration = Duration::from_millis(250);
+pub const SUBMIT_ACK_TIMEOUT_MAX: Duration = Duration::from_millis(10_000);
+/// A `pty_description` derived from a spawn prompt keeps this many characters.
+pub const PTY_DESCRIPTION_MAX_CHARS: usize = 160;
+/// A `user-input` event carries at most this many characters of the submitted line: it goes to
+/// every `/events` subscriber, and a pasted file does not belong there.
+pub const USER_INPUT_EVENT_MAX_CHARS: usize = 2000;

@@ -1,0 +1,203 @@
+//! Per-agent knowledge as data: one [`Adapter`] row per agent CLI in [`table::ADAPTERS`].
+//!
+//! An adapter says how the agent is launched and fed (binaries, prompt delivery, submit recipe)
+//! and how its screen looks (working indicators, ready composer, chrome rows, single-row
+//! confirmation prompts). The screen reader ([`super::screen`]) interprets these rules the same
+//! way for every agent, so supporting a new agent or a changed UI is a new row or rule plus a
+//! recorded-screen fixture under `tuicd/tests/fixtures/agents/<id>/`, never a new code path.
+
+mod table;
+
+pub use table::ADAPTERS;
+
+/// A test over one screen row, applied after the row's box borders and surrounding whitespace
+/// are removed (see [`normalise_row`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowRule {
+    /// The row contains this text.
+    Contains(&'static str),
+    /// The row starts with this text.
+    Prefix(&'static str),
+    /// The row is exactly this text.
+    Exact(&'static str),
+    /// The row starts with one of these spinner glyphs, a space, and then contains this text.
+    Spinner { glyphs: &'static str, contains: &'static str },
+}
+
+/// How `agent action=spawn` hands the initial prompt to the agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PromptDelivery {
+    /// The prompt is the final positional argument.
+    Argv,
+    /// A prefill-only TUI: the prompt is injected through the PTY once the ready prompt shows.
+    Deferred,
+}
+
+/// When a submitted text is wrapped in bracketed paste.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Paste {
+    Never,
+    Multiline,
+    Always,
+}
+
+/// The byte recipe that submits a line to this agent's composer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SubmitRecipe {
+    /// Send Ctrl-U first, so a stray partial composer cannot prefix the text.
+    pub clear_first: bool,
+    pub paste: Paste,
+    /// Pause between the text and Enter: raw-mode TUIs read a paste and a CR in one read as a
+    /// pasted newline, not a submit.
+    pub enter_gap_ms: u64,
+}
+
+/// Everything tuicd knows about one agent CLI.
+#[derive(Debug, Clone, Copy)]
+pub struct Adapter {
+    /// The wire `agent_type`.
+    pub id: &'static str,
+    pub name: &'static str,
+    /// Executable names that identify this agent (first is the canonical one).
+    pub binaries: &'static [&'static str],
+    pub prompt_delivery: PromptDelivery,
+    pub submit: SubmitRecipe,
+    /// Rows that mean the agent is working right now (spinners, "esc to interrupt").
+    pub working: &'static [RowRule],
+    /// Rows that mean the composer is ready for input.
+    pub ready: &'static [RowRule],
+    /// The ready row must be among this many bottom non-empty rows.
+    pub ready_scope: usize,
+    /// The ready row must also be the cursor row (line-oriented prompts such as Aider's).
+    pub ready_at_cursor: bool,
+    /// Rows that change by themselves (status bars, footers, timers): never output movement.
+    pub chrome: &'static [RowRule],
+    /// Single-row confident questions, e.g. Aider's `(Y)es/(N)o`, looked for in the bottom rows.
+    pub confirm_prompts: &'static [RowRule],
+    /// The flag that selects a model (`--model`), when the CLI has one tuicd knows.
+    pub model_flag: Option<&'static str>,
+}
+
+impl RowRule {
+    /// Tests an already normalised row.
+    pub fn matches(&self, row: &str) -> bool {
+        match *self {
+            RowRule::Contains(text) => row.contains(text),
+            RowRule::Prefix(text) => row.starts_with(text),
+            RowRule::Exact(text) => row == text,
+            RowRule::Spinner { glyphs, contains } => {
+                let mut chars = row.chars();
+                chars.next().is_some_and(|c| glyphs.contains(c))
+                    && chars.next() == Some(' ')
+                    && chars.as_str().contains(contains)
+            }
+        }
+    }
+}
+
+/// Whether any rule matches the row.
+pub fn any_match(rules: &[RowRule], row: &str) -> bool {
+    rules.iter().any(|rule| rule.matches(row))
+}
+
+const BORDERS: &[char] = &['│', '┃', '║', '▌', '▎', '|'];
+
+/// The row without surrounding whitespace and one box border on each side.
+pub fn normalise_row(row: &str) -> &str {
+    let s = row.trim();
+    let s = s.strip_prefix(BORDERS).map_or(s, str::trim_start);
+    s.strip_suffix(BORDERS).map_or(s, str::trim_end)
+}
+
+/// A row of nothing but box-drawing and rule characters (or nothing at all).
+pub fn is_border(row: &str) -> bool {
+    row.chars().all(|c| c.is_whitespace() || ('\u{2500}'..='\u{257f}').contains(&c) || "▔▁-=_".contains(c))
+}
+
+/// The adapter whose wire id is `id`.
+pub fn by_id(id: &str) -> Option<&'static Adapter> {
+    ADAPTERS.iter().find(|adapter| adapter.id == id)
+}
+
+/// The adapter for an executable, by its file name (`/usr/bin/claude`, `codex.exe`).
+pub fn by_binary(program: &str) -> Option<&'static Adapter> {
+    let file = program.rsplit(['/', '\\']).next().unwrap_or(program);
+    let file = file.strip_suffix(".exe").unwrap_or(file);
+    ADAPTERS.iter().find(|adapter| adapter.binaries.contains(&file))
+}
+
+impl Adapter {
+    /// The bytes to write for submitting `text`, split where the recipe pauses: write the first
+    /// part, wait `enter_gap_ms`, write the second. The writer must be held across both.
+    pub fn submit_bytes(&self, text: &str) -> (Vec<u8>, &'static [u8]) {
+        self.submit.frame(text)
+    }
+}
+
+impl SubmitRecipe {
+    /// See [`Adapter::submit_bytes`].
+    pub fn frame(&self, text: &str) -> (Vec<u8>, &'static [u8]) {
+        let mut first = Vec::with_capacity(text.len() + 16);
+        if self.clear_first {
+            first.push(0x15);
+        }
+        let paste = match self.paste {
+            Paste::Never => false,
+            Paste::Multiline => text.contains('\n'),
+            Paste::Always => true,
+        };
+        if paste {
+            first.extend_from_slice(b"\x1b[200~");
+            first.extend_from_slice(text.as_bytes());
+            first.extend_from_slice(b"\x1b[201~");
+        } else {
+            first.extend_from_slice(text.replace('\n', " ").as_bytes());
+        }
+        (first, b"\r")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adapters_are_found_by_id_and_by_binary_path() {
+        assert_eq!(by_id("codex").unwrap().name, "Codex");
+        assert_eq!(by_binary("/usr/local/bin/claude").unwrap().id, "claude");
+        assert_eq!(by_binary("C:\\tools\\gemini.exe").unwrap().id, "gemini");
+        assert!(by_binary("bash").is_none());
+    }
+
+    #[test]
+    fn every_adapter_has_a_unique_id_and_binaries() {
+        let mut ids: Vec<_> = ADAPTERS.iter().map(|a| a.id).collect();
+        let mut binaries: Vec<_> = ADAPTERS.iter().flat_map(|a| a.binaries.iter().copied()).collect();
+        let (id_count, binary_count) = (ids.len(), binaries.len());
+        ids.sort_unstable();
+        ids.dedup();
+        binaries.sort_unstable();
+        binaries.dedup();
+        assert_eq!((ids.len(), binaries.len()), (id_count, binary_count));
+        assert!(ADAPTERS.iter().all(|a| !a.binaries.is_empty()));
+    }
+
+    #[test]
+    fn a_prefill_only_agent_gets_the_framed_multiline_submit() {
+        let codex = by_id("codex").unwrap();
+        assert_eq!(codex.prompt_delivery, PromptDelivery::Deferred);
+        let (first, enter) = codex.submit_bytes("fix it\nplease");
+        assert_eq!(first, b"\x15\x1b[200~fix it\nplease\x1b[201~");
+        assert_eq!(enter, b"\r");
+        assert_eq!(codex.submit_bytes("one line").0, b"\x15one line");
+    }
+
+    #[test]
+    fn rows_are_normalised_before_rules_apply() {
+        assert_eq!(normalise_row("  │ > Try \"fix lint\"   │ "), "> Try \"fix lint\"");
+        assert!(RowRule::Spinner { glyphs: "✢✻", contains: "…" }.matches("✢ Reading files… (3s)"));
+        assert!(!RowRule::Spinner { glyphs: "✢✻", contains: "…" }.matches("✻ Worked for 1m 25s"));
+        assert!(is_border("╭────────╮"));
+        assert!(!is_border("│ hi │"));
+    }
+}

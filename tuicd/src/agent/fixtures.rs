@@ -1,0 +1,149 @@
+//! Replays the recorded screens under `tuicd/tests/fixtures/agents/` through the real tracker
+//! (format: `tuicd/tests/fixtures/agents/README.md`).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::adapters::by_id;
+use super::{AgentState, AgentTracker, Screen};
+
+#[derive(Debug, Default)]
+struct Fixture {
+    expect: Option<AgentState>,
+    question: Option<String>,
+    options: Option<usize>,
+    intent: Option<String>,
+    confirmed: Option<bool>,
+    cursor: Option<(u16, u16)>,
+    alternate: bool,
+    new_turn: bool,
+    stream: bool,
+    body: Vec<String>,
+}
+
+fn parse(path: &Path) -> Fixture {
+    let text = std::fs::read_to_string(path).unwrap();
+    let (header, body) = text.split_once("\n---\n").unwrap_or_else(|| panic!("{}: no `---` line", path.display()));
+    let mut fixture = Fixture { body: body.lines().map(str::to_owned).collect(), ..Fixture::default() };
+    for line in header.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+        let (key, value) =
+            line.split_once(':').unwrap_or_else(|| panic!("{}: bad header line {line:?}", path.display()));
+        let value = value.split(" #").next().unwrap_or(value).trim();
+        match key.trim() {
+            "expect" => fixture.expect = Some(state(value)),
+            "question" => fixture.question = Some(value.to_owned()),
+            "options" => fixture.options = Some(value.parse().unwrap()),
+            "intent" => fixture.intent = Some(value.to_owned()),
+            "confirmed" => fixture.confirmed = Some(value == "true"),
+            "cursor" => {
+                let (row, col) = value.split_once(' ').unwrap();
+                fixture.cursor = Some((row.parse().unwrap(), col.parse().unwrap()));
+            }
+            "alternate" => fixture.alternate = value == "true",
+            "new_turn" => fixture.new_turn = value == "true",
+            "mode" => fixture.stream = value == "stream",
+            other => panic!("{}: unknown header key {other:?}", path.display()),
+        }
+    }
+    fixture
+}
+
+fn state(value: &str) -> AgentState {
+    match value {
+        "starting" => AgentState::Starting,
+        "working" => AgentState::Working,
+        "awaiting_input" => AgentState::AwaitingInput,
+        "idle" => AgentState::Idle,
+        "completed" => AgentState::Completed,
+        other => panic!("unknown state {other:?}"),
+    }
+}
+
+fn unescape(line: &str) -> String {
+    line.replace("\\\\", "\u{0}").replace("\\e", "\x1b").replace("\\a", "\x07").replace('\u{0}', "\\")
+}
+
+/// Replays one fixture and returns the tracker at the end.
+fn replay(agent: &str, fixture: &Fixture) -> AgentTracker {
+    let adapter = by_id(agent).unwrap_or_else(|| panic!("no adapter {agent:?}"));
+    let mut tracker = AgentTracker::new(Some(adapter));
+    let t0 = Instant::now();
+    let later = t0 + Duration::from_secs(5);
+    if fixture.stream {
+        let bytes = fixture.body.iter().map(|l| unescape(l)).collect::<Vec<_>>().join("\r\n");
+        tracker.on_output(bytes.as_bytes(), t0);
+        tracker.tick(later);
+        return tracker;
+    }
+    let last = fixture.body.iter().rposition(|r| !r.trim().is_empty()).unwrap_or(0);
+    let cursor = fixture.cursor.unwrap_or((last as u16, 0));
+    let screen = Screen { rows: &fixture.body, cursor, alternate: fixture.alternate };
+    tracker.on_screen(&screen, t0);
+    if fixture.new_turn {
+        tracker.on_input(b"next task\r", t0 + Duration::from_secs(1));
+        tracker.on_screen(&screen, t0 + Duration::from_millis(1100));
+    }
+    tracker.on_screen(&screen, later);
+    tracker.tick(later);
+    tracker
+}
+
+fn fixture_files() -> Vec<(String, PathBuf)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agents");
+    let mut files = Vec::new();
+    for agent in std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()) {
+        let name = agent.file_name().unwrap().to_string_lossy().into_owned();
+        for file in std::fs::read_dir(&agent).unwrap().map(|e| e.unwrap().path()) {
+            if matches!(file.extension().and_then(|e| e.to_str()), Some("screen" | "stream")) {
+                files.push((name.clone(), file));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn every_recorded_screen_gives_its_expected_state() {
+    let files = fixture_files();
+    assert!(files.len() >= 20, "fixtures went missing: {}", files.len());
+    let mut failures = Vec::new();
+    for (agent, path) in &files {
+        let fixture = parse(path);
+        let status = replay(agent, &fixture).snapshot();
+        let name = path.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap_or(path).display();
+        if fixture.expect.is_some() && status.agent_state != fixture.expect {
+            failures.push(format!("{name}: agent_state {:?}, expected {:?}", status.agent_state, fixture.expect));
+        }
+        if fixture.question.is_some() && status.question_text != fixture.question {
+            failures.push(format!("{name}: question {:?}, expected {:?}", status.question_text, fixture.question));
+        }
+        let options = status.choice_prompt.as_ref().map(|c| c.options.len());
+        if fixture.options.is_some() && options != fixture.options {
+            failures.push(format!("{name}: {options:?} options, expected {:?}", fixture.options));
+        }
+        if fixture.intent.is_some() && status.agent_intent != fixture.intent {
+            failures.push(format!("{name}: intent {:?}, expected {:?}", status.agent_intent, fixture.intent));
+        }
+        if fixture.confirmed.is_some_and(|c| c != status.idle_confirmed) {
+            failures
+                .push(format!("{name}: idle_confirmed {}, expected {:?}", status.idle_confirmed, fixture.confirmed));
+        }
+        if fixture.expect != Some(AgentState::AwaitingInput) && status.awaiting_input {
+            failures.push(format!("{name}: a question was detected where there is none"));
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} fixtures failed:\n{}", failures.len(), files.len(), failures.join("\n"));
+}
+
+#[test]
+fn every_agent_with_screen_rules_has_positive_and_negative_fixtures() {
+    let files = fixture_files();
+    for adapter in super::adapters::ADAPTERS.iter().filter(|a| !a.working.is_empty()) {
+        let states: Vec<AgentState> =
+            files.iter().filter(|(agent, _)| agent == adapter.id).filter_map(|(_, path)| parse(path).expect).collect();
+        for needed in [AgentState::Working, AgentState::Idle, AgentState::AwaitingInput] {
+            assert!(states.contains(&needed), "{}: no fixture expecting {needed:?}", adapter.id);
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! Confident questions on screen: numbered choice dialogs (`❯ 1. Yes` / `  2. No`) and
+//! single-row letter prompts (`(Y)es/(N)o [Yes]:`).
+//!
+//! A numbered list alone is prose. A dialog needs all of: 2 to [`CHOICE_MAX_OPTIONS`] options
+//! numbered 1, 2, 3... in consecutive rows, a highlighted option or a dialog footer, a title
+//! above that asks (ends with `?` or uses a question verb), and nothing but footer rows below.
+
+use super::super::adapters::{is_border, normalise_row};
+use super::super::event::{ChoiceOption, ChoicePrompt};
+use crate::limits::CHOICE_MAX_OPTIONS;
+
+/// Glyphs that mark the highlighted option.
+const HIGHLIGHT: &[char] = &['❯', '›', '●', '>', '▶', '→', '▸'];
+/// Words a dialog footer uses; any other row under the options means they are prose.
+const FOOTER_WORDS: &[&str] = &["esc", "enter", "tab", "cancel", "confirm", "shortcuts", "select", "navigate"];
+const TITLE_PHRASES: &[&str] =
+    &["do you want", "would you like", "proceed", "allow", "approve", "confirm", "select", "choose", "permission"];
+/// How far above the options the title may be: descriptions, commands and diffs sit in between
+/// (Claude Code's trust dialog puts nine rows there).
+const TITLE_SEARCH_ROWS: usize = 12;
+const FOOTER_MAX_ROWS: usize = 3;
+
+struct OptionRow {
+    number: usize,
+    label: String,
+    highlighted: bool,
+}
+
+/// Finds a numbered choice dialog in `rows` (the bottom of the screen, top to bottom).
+pub fn numbered_choice(rows: &[&str]) -> Option<ChoicePrompt> {
+    let rows: Vec<&str> = rows.iter().map(|r| normalise_row(r)).collect();
+    let last = rows.iter().rposition(|r| option_row(r).is_some())?;
+    let first = (0..=last).rev().take_while(|&i| option_row(rows[i]).is_some()).last()?;
+    let options: Vec<OptionRow> = rows[first..=last].iter().filter_map(|r| option_row(r)).collect();
+    let numbered_in_order = options.iter().enumerate().all(|(i, o)| o.number == i + 1);
+    if !numbered_in_order || !(2..=CHOICE_MAX_OPTIONS).contains(&options.len()) {
+        return None;
+    }
+    let below: Vec<&str> = rows[last + 1..].iter().copied().filter(|r| !is_border(r)).collect();
+    let footer_only = below.len() <= FOOTER_MAX_ROWS && below.iter().all(|r| is_footer(r));
+    let has_footer = !below.is_empty();
+    if !footer_only || !(options.iter().any(|o| o.highlighted) || has_footer) {
+        return None;
+    }
+    let title = rows[first.saturating_sub(TITLE_SEARCH_ROWS)..first]
+        .iter()
+        .rev()
+        .find(|r| !is_border(r) && asks(r))?
+        .to_string();
+    let all_text = rows[first..].join("\n").to_lowercase();
+    let mut prompt = ChoicePrompt {
+        title,
+        options: options.into_iter().map(|o| to_option(o.number.to_string(), &o.label, o.highlighted)).collect(),
+        dismiss_key: None,
+        amend_key: all_text.contains("tab to amend").then(|| "tab".to_owned()),
+    };
+    let esc_dismisses =
+        all_text.contains("esc to cancel") || prompt.options.iter().any(|o| o.hint.as_deref() == Some("esc"));
+    prompt.dismiss_key = esc_dismisses.then(|| "cancel".to_owned());
+    Some(prompt)
+}
+
+/// Parses a letter prompt row: `Add foo.py to the chat? (Y)es/(N)o/(A)ll [Yes]:`.
+pub fn letter_choice(row: &str) -> ChoicePrompt {
+    let row = normalise_row(row);
+    let title = row.find(" (").map_or(row, |at| &row[..at]).trim().to_owned();
+    let default = row.rfind('[').and_then(|at| row[at + 1..].split(']').next()).unwrap_or("").to_lowercase();
+    let options = row
+        .split(['/', ' '])
+        .filter_map(|word| {
+            let rest = word.strip_prefix('(')?;
+            let (key, tail) = rest.split_once(')')?;
+            let key = key.chars().next().filter(|c| c.is_alphanumeric() && key.chars().count() == 1)?;
+            let label = format!("{key}{tail}");
+            let highlighted = !default.is_empty() && label.to_lowercase() == default;
+            Some(to_option(key.to_lowercase().to_string(), &label, highlighted))
+        })
+        .collect();
+    ChoicePrompt { title, options, dismiss_key: None, amend_key: None }
+}
+
+fn option_row(row: &str) -> Option<OptionRow> {
+    let (highlighted, rest) = match row.strip_prefix(HIGHLIGHT) {
+        Some(rest) => (true, rest.trim_start()),
+        None => (false, row),
+    };
+    let digits = rest.chars().take_while(char::is_ascii_digit).count();
+    if digits == 0 || digits > 2 {
+        return None;
+    }
+    let number = rest[..digits].parse().ok()?;
+    let label = rest[digits..].strip_prefix(['.', ')'])?.strip_prefix(' ')?.trim();
+    (!label.is_empty()).then(|| OptionRow { number, label: label.to_owned(), highlighted })
+}
+
+fn is_footer(row: &str) -> bool {
+    let row = row.to_lowercase();
+    FOOTER_WORDS.iter().any(|w| row.contains(w))
+}
+
+fn asks(row: &str) -> bool {
+    let lower = row.to_lowercase();
+    row.trim_end().ends_with('?') || TITLE_PHRASES.iter().any(|p| lower.contains(p))
+}
+
+fn to_option(key: String, label: &str, highlighted: bool) -> ChoiceOption {
+    let (label, hint) = match label.strip_suffix(')').and_then(|l| l.rfind(" (").map(|at| (at, l))) {
+        Some((at, l)) if l.len() - at <= 24 => (l[..at].trim_end(), Some(l[at + 2..].to_owned())),
+        _ => (label, None),
+    };
+    let lower = label.to_lowercase();
+    let destructive = lower == "no"
+        || lower.starts_with("no,")
+        || lower.starts_with("no ")
+        || ["reject", "deny", "abort", "cancel"].iter().any(|w| lower.starts_with(w));
+    ChoiceOption { key, label: label.to_owned(), highlighted, destructive, hint }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_claude_permission_dialog_is_a_confident_choice() {
+        let rows = [
+            "│ Bash command                                     │",
+            "│   rm -rf build                                   │",
+            "│ Do you want to proceed?                          │",
+            "│ ❯ 1. Yes                                         │",
+            "│   2. Yes, and don't ask again for rm commands    │",
+            "│   3. No, and tell Claude what to do differently (esc) │",
+            "╰──────────────────────────────────────────────────╯",
+        ];
+        let prompt = numbered_choice(&rows).unwrap();
+        assert_eq!(prompt.title, "Do you want to proceed?");
+        assert_eq!(prompt.options.len(), 3);
+        assert!(prompt.options[0].highlighted && !prompt.options[0].destructive);
+        assert!(!prompt.options[1].destructive);
+        assert_eq!(prompt.options[2].label, "No, and tell Claude what to do differently");
+        assert_eq!(prompt.options[2].hint.as_deref(), Some("esc"));
+        assert!(prompt.options[2].destructive);
+        assert_eq!(prompt.dismiss_key.as_deref(), Some("cancel"));
+    }
+
+    #[test]
+    fn a_dialog_footer_names_the_dismiss_and_amend_keys() {
+        let rows = [
+            " Would you like to proceed?",
+            "",
+            " ❯ 1. Yes",
+            "   2. No, keep planning",
+            "",
+            " Esc to cancel · Tab to amend",
+        ];
+        let prompt = numbered_choice(&rows).unwrap();
+        assert_eq!((prompt.dismiss_key.as_deref(), prompt.amend_key.as_deref()), (Some("cancel"), Some("tab")));
+        // A footer alone (no highlight) is enough to make it a dialog.
+        let rows = ["Pick a model?", "1. fast", "2. smart", "Enter to confirm"];
+        assert_eq!(numbered_choice(&rows).unwrap().options.len(), 2);
+    }
+
+    #[test]
+    fn a_numbered_list_in_prose_is_not_a_dialog() {
+        let plan = ["Here is the plan:", "1. Add the parser", "2. Wire it in", "", "> "];
+        assert!(numbered_choice(&plan).is_none());
+        let asked = ["Which approach do you prefer?", "1. Rewrite it", "2. Patch it", "", "> "];
+        assert!(numbered_choice(&asked).is_none(), "a composer below means the agent wants free text");
+        let no_title = ["Steps:", "❯ 1. Yes", "  2. No"];
+        assert!(numbered_choice(&no_title).is_none());
+        let skipped = ["Proceed?", "❯ 1. Yes", "  3. No"];
+        assert!(numbered_choice(&skipped).is_none());
+    }
+
+    #[test]
+    fn aider_letter_prompts_keep_keys_and_the_default() {
+        let prompt = letter_choice("Add src/app.py to the chat? (Y)es/(N)o/(D)on't ask again [Yes]: ");
+        assert_eq!(prompt.title, "Add src/app.py to the chat?");
+        let keys: Vec<_> = prompt.options.iter().map(|o| o.key.as_str()).collect();
+        assert_eq!(keys, ["y", "n", "d"]);
+        assert!(prompt.options[0].highlighted);
+        assert!(prompt.options[1].destructive);
+    }
+}

@@ -1,0 +1,103 @@
+//! How markers and screen readings change the tracker's observations (no state derivation here:
+//! that stays in `settle`).
+
+use std::time::Instant;
+
+use super::super::adapters::Adapter;
+use super::super::event::{AgentEvent, Intent};
+use super::super::markers::{HookState, Marker};
+use super::super::screen::{self, Screen, Verdict};
+use super::{AgentTracker, INTENT_HISTORY, OpenQuestion, QuestionSource};
+use crate::agent::ShellState;
+
+impl AgentTracker {
+    pub(super) fn apply_marker(&mut self, marker: Marker, events: &mut Vec<AgentEvent>) {
+        match marker {
+            Marker::Prompt => self.shell_integration = Some(ShellState::Idle),
+            Marker::CommandStart => {}
+            Marker::CommandExecuted => self.shell_integration = Some(ShellState::Busy),
+            Marker::CommandFinished(exit_code) => {
+                self.shell_integration = Some(ShellState::Idle);
+                self.last_exit_code = exit_code.or(self.last_exit_code);
+                events.push(AgentEvent::CommandFinished { exit_code });
+            }
+            Marker::Hook { state, question } => {
+                self.hook = Some(state);
+                if state == HookState::Awaiting {
+                    let prompt_text = question.unwrap_or_default();
+                    events.push(AgentEvent::Question { prompt_text: prompt_text.clone(), confident: true });
+                    self.question = Some(OpenQuestion { prompt_text, choice: None, source: QuestionSource::Hook });
+                } else if self.question.as_ref().is_some_and(|q| q.source == QuestionSource::Hook) {
+                    self.question = None;
+                }
+            }
+            Marker::Suggest(items) => {
+                if let Some(items) = self.completion.on_explicit_marker(items, self.turn_epoch) {
+                    events.push(AgentEvent::Suggest { items });
+                }
+            }
+            Marker::TextSuggest(items) => {
+                if let Some(items) = self.completion.on_stream_text_marker(items, self.turn_epoch) {
+                    events.push(AgentEvent::Suggest { items });
+                }
+            }
+            Marker::Intent(intent) => self.set_intent(intent, events),
+            // A repainted old `intent:` line must not bring that intent back.
+            Marker::TextIntent(intent) => {
+                if !self.intent_history.contains(&intent.text) {
+                    self.set_intent(intent, events);
+                }
+            }
+            Marker::Progress { state, value } => {
+                self.progress = (state != 0).then_some(value);
+                events.push(AgentEvent::Progress { state, value });
+            }
+        }
+    }
+
+    pub(super) fn set_intent(&mut self, intent: Intent, events: &mut Vec<AgentEvent>) {
+        if self.intent.as_ref() == Some(&intent) {
+            return;
+        }
+        self.intent_history.retain(|text| *text != intent.text);
+        if self.intent_history.len() == INTENT_HISTORY {
+            self.intent_history.remove(0);
+        }
+        self.intent_history.push(intent.text.clone());
+        self.intent = Some(intent.clone());
+        events.push(AgentEvent::Intent(intent));
+    }
+
+    pub(super) fn read_screen(
+        &mut self,
+        adapter: &Adapter,
+        screen: &Screen<'_>,
+        now: Instant,
+        events: &mut Vec<AgentEvent>,
+    ) {
+        let verdict = screen::read(adapter, screen);
+        match &verdict {
+            Verdict::Question(asked) => {
+                let open = OpenQuestion {
+                    prompt_text: asked.prompt_text.clone(),
+                    choice: Some(asked.choice.clone()),
+                    source: QuestionSource::Screen,
+                };
+                if self.question.as_ref() != Some(&open) {
+                    events.push(AgentEvent::Question { prompt_text: open.prompt_text.clone(), confident: true });
+                    if !asked.choice.options.is_empty() {
+                        events.push(AgentEvent::ChoicePrompt(asked.choice.clone()));
+                    }
+                    self.question = Some(open);
+                }
+            }
+            _ if self.question.as_ref().is_some_and(|q| q.source == QuestionSource::Screen) => self.question = None,
+            _ => {}
+        }
+        self.ready_since = match verdict {
+            Verdict::Ready => Some(self.ready_since.unwrap_or(now)),
+            _ => None,
+        };
+        self.verdict = verdict;
+    }
+}

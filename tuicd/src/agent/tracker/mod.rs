@@ -1,0 +1,364 @@
+//! [`AgentTracker`]: the per-session state machine. It folds output bytes, screens, input bytes
+//! and clock ticks into `shell_state` / `agent_state` and returns what changed as events.
+//!
+//! Sources, strongest first: OSC 7770 hook states (a hook `busy` is never overridden by
+//! silence), OSC 133 prompt/command markers (plain shells), the adapter's screen reading
+//! (question > working > a ready composer that stays stable), output movement, and silence.
+
+mod apply;
+mod completion;
+
+use std::time::Instant;
+
+use super::adapters::Adapter;
+use super::event::{AgentEvent, AgentState, AgentStatus, ChoicePrompt, ComposerState, Intent, ShellState};
+use super::input_line::InputLineBuffer;
+use super::markers::{HookState, MarkerParser};
+use super::screen::{self, Screen, Verdict};
+use crate::limits::{AGENT_IDLE, AGENT_READY_CONFIRM, INPUT_ECHO_WINDOW, SHELL_IDLE, USER_INPUT_EVENT_MAX_CHARS};
+use completion::Completion;
+
+/// Recent intent texts; a screen still showing an older intent line must not bring it back.
+const INTENT_HISTORY: usize = 8;
+
+/// Why a submit must not write now (checked before the first byte).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubmitRefusal {
+    /// A confident question or approval is open.
+    AwaitingInput,
+    /// The agent is working or starting.
+    Busy,
+    /// Idle by silence only: no marker or stable ready prompt proves it.
+    Unconfirmed,
+    /// Someone has typed into the composer.
+    ComposerNotEmpty(ComposerState),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum QuestionSource {
+    Hook,
+    Screen,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct OpenQuestion {
+    prompt_text: String,
+    choice: Option<ChoicePrompt>,
+    source: QuestionSource,
+}
+
+/// One per session. See the module docs of [`crate::agent`] for the calling contract.
+#[derive(Debug)]
+pub struct AgentTracker {
+    adapter: Option<&'static Adapter>,
+    markers: MarkerParser,
+    input: InputLineBuffer,
+    turn_epoch: u64,
+    hook: Option<HookState>,
+    /// OSC 133 state, for sessions without an agent.
+    shell_integration: Option<ShellState>,
+    last_output: Option<Instant>,
+    last_key: Option<Instant>,
+    /// Screens arrive: movement comes from screen diffs, not raw bytes.
+    screens_seen: bool,
+    /// The non-chrome rows of the last screen.
+    content_rows: Vec<String>,
+    verdict: Verdict,
+    ready_since: Option<Instant>,
+    question: Option<OpenQuestion>,
+    completion: Completion,
+    intent: Option<Intent>,
+    intent_history: Vec<String>,
+    progress: Option<u8>,
+    last_exit_code: Option<i32>,
+    background_work: bool,
+    shell: Option<ShellState>,
+    idle_confirmed: bool,
+    agent_state: Option<AgentState>,
+}
+
+impl AgentTracker {
+    /// A tracker for a session running `adapter`'s agent (it starts in `starting`), or a plain
+    /// shell (`None`: no `agent_state`, only `shell_state`, markers and intent).
+    pub fn new(adapter: Option<&'static Adapter>) -> Self {
+        Self {
+            adapter,
+            markers: MarkerParser::new(),
+            input: InputLineBuffer::new(),
+            turn_epoch: 0,
+            hook: None,
+            shell_integration: None,
+            last_output: None,
+            last_key: None,
+            screens_seen: false,
+            content_rows: Vec::new(),
+            verdict: Verdict::Unknown,
+            ready_since: None,
+            question: None,
+            completion: Completion::default(),
+            intent: None,
+            intent_history: Vec::new(),
+            progress: None,
+            last_exit_code: None,
+            background_work: false,
+            shell: None,
+            idle_confirmed: false,
+            agent_state: adapter.map(|_| AgentState::Starting),
+        }
+    }
+
+    pub fn adapter(&self) -> Option<&'static Adapter> {
+        self.adapter
+    }
+
+    /// The foreground process changed to another agent (or back to the shell, `None`). What was
+    /// read through the old adapter is dropped; the new agent starts in `starting`. Leaving an
+    /// agent publishes no event (there is no `agent_state` to publish): read [`Self::snapshot`].
+    pub fn set_adapter(&mut self, adapter: Option<&'static Adapter>, now: Instant) -> Vec<AgentEvent> {
+        if adapter.map(|a| a.id) == self.adapter.map(|a| a.id) {
+            return Vec::new();
+        }
+        self.adapter = adapter;
+        self.hook = None;
+        self.verdict = Verdict::Unknown;
+        self.ready_since = None;
+        self.content_rows.clear();
+        self.question = None;
+        self.agent_state = adapter.map(|_| AgentState::Starting);
+        let mut events = Vec::new();
+        self.settle(now, &mut events);
+        events
+    }
+
+    /// Raw bytes the child wrote, in order, as they were read.
+    pub fn on_output(&mut self, bytes: &[u8], now: Instant) -> Vec<AgentEvent> {
+        let mut found = Vec::new();
+        let stats = self.markers.feed(bytes, &mut found);
+        let mut events = Vec::new();
+        for marker in found {
+            self.apply_marker(marker, &mut events);
+        }
+        if stats.printable > 0 && !self.screens_seen {
+            self.moved(now);
+        }
+        self.settle(now, &mut events);
+        events
+    }
+
+    /// The screen after the latest output was applied to the terminal model.
+    pub fn on_screen(&mut self, screen: &Screen<'_>, now: Instant) -> Vec<AgentEvent> {
+        self.screens_seen = true;
+        let mut events = Vec::new();
+        let content: Vec<String> = match self.adapter {
+            Some(adapter) => screen.rows.iter().filter(|row| !screen::is_chrome(adapter, row)).cloned().collect(),
+            None => screen.rows.iter().map(|row| row.trim_end().to_owned()).collect(),
+        };
+        if content != self.content_rows {
+            self.content_rows = content;
+            self.moved(now);
+        }
+        let found = screen::markers(screen.rows);
+        if let Some(items) = self.completion.on_screen_markers(found.suggests, self.turn_epoch) {
+            events.push(AgentEvent::Suggest { items });
+        }
+        if let Some(intent) = found.intent.filter(|i| !self.intent_history.contains(&i.text)) {
+            self.set_intent(intent, &mut events);
+        }
+        if let Some(adapter) = self.adapter {
+            self.read_screen(adapter, screen, now, &mut events);
+        }
+        self.settle(now, &mut events);
+        events
+    }
+
+    /// Bytes any writer sent to the PTY. A submitted non-empty line opens a new turn. While a
+    /// dialog is on screen the keys answer it and never reach the composer.
+    pub fn on_input(&mut self, bytes: &[u8], now: Instant) -> Vec<AgentEvent> {
+        let mut events = Vec::new();
+        let source = self.question.as_ref().map(|q| q.source.clone());
+        if source == Some(QuestionSource::Hook) {
+            self.question = None;
+        }
+        let submitted = if source == Some(QuestionSource::Screen) { Vec::new() } else { self.input.feed(bytes) };
+        self.last_key = if submitted.is_empty() { Some(now) } else { None };
+        for line in submitted {
+            self.open_turn(now);
+            let content = line.content.chars().take(USER_INPUT_EVENT_MAX_CHARS).collect();
+            events.push(AgentEvent::UserInput { content, turn_epoch: self.turn_epoch });
+        }
+        self.settle(now, &mut events);
+        events
+    }
+
+    /// Opens a new turn epoch for input that did not pass through [`Self::on_input`]; returns it.
+    pub fn begin_turn(&mut self, now: Instant) -> (u64, Vec<AgentEvent>) {
+        self.open_turn(now);
+        let mut events = Vec::new();
+        self.settle(now, &mut events);
+        (self.turn_epoch, events)
+    }
+
+    /// Advances the silence timers; call every [`crate::limits::AGENT_TICK_INTERVAL`].
+    pub fn tick(&mut self, now: Instant) -> Vec<AgentEvent> {
+        let mut events = Vec::new();
+        self.settle(now, &mut events);
+        events
+    }
+
+    /// The result of the latest descendant-process probe (see [`super::background`]).
+    pub fn set_background_work(&mut self, alive: bool, now: Instant) -> Vec<AgentEvent> {
+        self.background_work = alive;
+        let mut events = Vec::new();
+        self.settle(now, &mut events);
+        events
+    }
+
+    pub fn turn_epoch(&self) -> u64 {
+        self.turn_epoch
+    }
+
+    pub fn composer_state(&self) -> ComposerState {
+        self.input.state()
+    }
+
+    /// Whether `session action=submit` may write now.
+    pub fn check_submit(&self) -> Result<(), SubmitRefusal> {
+        if self.question.is_some() {
+            return Err(SubmitRefusal::AwaitingInput);
+        }
+        if !matches!(self.agent_state, Some(AgentState::Idle | AgentState::Completed)) && self.adapter.is_some() {
+            return Err(SubmitRefusal::Busy);
+        }
+        if !self.idle_confirmed {
+            return Err(SubmitRefusal::Unconfirmed);
+        }
+        match self.input.state() {
+            ComposerState::Empty => Ok(()),
+            other => Err(SubmitRefusal::ComposerNotEmpty(other)),
+        }
+    }
+
+    pub fn snapshot(&self) -> AgentStatus {
+        let question = self.question.as_ref();
+        AgentStatus {
+            agent_type: self.adapter.map(|a| a.id),
+            shell_state: self.shell,
+            agent_state: self.agent_state,
+            awaiting_input: question.is_some(),
+            question_text: question.map(|q| q.prompt_text.clone()).filter(|t| !t.is_empty()),
+            question_confident: question.is_some(),
+            choice_prompt: question.and_then(|q| q.choice.clone()),
+            background_work: self.background_work,
+            idle_confirmed: self.idle_confirmed,
+            turn_epoch: self.turn_epoch,
+            agent_intent: self.intent.as_ref().map(|i| i.text.clone()),
+            intent_title: self.intent.as_ref().and_then(|i| i.title.clone()),
+            suggested_actions: self.completion.suggestions(self.turn_epoch).map(<[String]>::to_vec),
+            progress: self.progress,
+            last_exit_code: self.last_exit_code,
+            composer_state: self.input.state(),
+        }
+    }
+
+    /// A submitted line starts work: until the agent shows a ready prompt again (stable) or
+    /// falls silent, it is working, so a wait for idle right after a submit does not return on
+    /// the prompt that was on screen before the Enter.
+    fn open_turn(&mut self, now: Instant) {
+        self.turn_epoch += 1;
+        self.last_output = Some(now);
+        self.ready_since = None;
+        self.completion.begin_turn();
+        if self.question.as_ref().is_some_and(|q| q.source == QuestionSource::Hook) {
+            self.question = None;
+        }
+    }
+
+    fn moved(&mut self, now: Instant) {
+        let echo = self.last_key.is_some_and(|key| now.saturating_duration_since(key) < INPUT_ECHO_WINDOW);
+        if echo && self.shell != Some(ShellState::Busy) {
+            return;
+        }
+        self.last_output = Some(now);
+        self.ready_since = None;
+    }
+
+    /// `shell_state`, and whether an idle is confirmed rather than inferred from silence.
+    fn derive_shell(&self, now: Instant) -> (Option<ShellState>, bool) {
+        if let Some(hook) = self.hook {
+            return match hook {
+                HookState::Busy => (Some(ShellState::Busy), false),
+                HookState::Idle | HookState::Awaiting => (Some(ShellState::Idle), true),
+            };
+        }
+        if self.adapter.is_none()
+            && let Some(state) = self.shell_integration
+        {
+            return (Some(state), state == ShellState::Idle);
+        }
+        if self.adapter.is_some() {
+            match self.verdict {
+                Verdict::Working => return (Some(ShellState::Busy), false),
+                Verdict::Question(_) => return (Some(ShellState::Idle), true),
+                Verdict::Ready
+                    if self.ready_since.is_some_and(|t| now.saturating_duration_since(t) >= AGENT_READY_CONFIRM) =>
+                {
+                    return (Some(ShellState::Idle), true);
+                }
+                _ => {}
+            }
+        }
+        let quiet_after = if self.adapter.is_some() { AGENT_IDLE } else { SHELL_IDLE };
+        match self.last_output {
+            None => (self.shell, false),
+            Some(at) if now.saturating_duration_since(at) < quiet_after => (Some(ShellState::Busy), false),
+            Some(_) => (Some(ShellState::Idle), false),
+        }
+    }
+
+    fn derive_agent(&self, shell: Option<ShellState>) -> Option<AgentState> {
+        self.adapter?;
+        Some(if self.question.is_some() {
+            AgentState::AwaitingInput
+        } else if self.background_work {
+            AgentState::Working
+        } else if self.completion.is_completed(self.turn_epoch) {
+            AgentState::Completed
+        } else {
+            match shell {
+                Some(ShellState::Busy) => AgentState::Working,
+                Some(ShellState::Idle) => AgentState::Idle,
+                None => AgentState::Starting,
+            }
+        })
+    }
+
+    fn settle(&mut self, now: Instant, events: &mut Vec<AgentEvent>) {
+        let (mut shell, confirmed) = self.derive_shell(now);
+        if self.adapter.is_some() && self.completion.is_completed(self.turn_epoch) && !self.background_work {
+            shell = Some(ShellState::Idle);
+        }
+        self.idle_confirmed = confirmed && shell == Some(ShellState::Idle) && self.question.is_none();
+        if shell != self.shell {
+            self.shell = shell;
+            if let Some(state) = shell {
+                events.push(AgentEvent::ShellState { state, agent_type: self.adapter.map(|a| a.id) });
+            }
+        }
+        let agent_state = self.derive_agent(shell);
+        if agent_state != self.agent_state {
+            self.agent_state = agent_state;
+            if let Some(state) = agent_state {
+                events.push(AgentEvent::AgentState {
+                    state,
+                    turn_epoch: self.turn_epoch,
+                    background_work: self.background_work,
+                });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod scenarios;
+#[cfg(test)]
+mod tests;
