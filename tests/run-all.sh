@@ -15,6 +15,10 @@ command -v git >/dev/null || need+=(git)
 command -v python3 >/dev/null || need+=(python3 python3-venv)
 command -v node >/dev/null || need+=(nodejs npm)
 command -v taskset >/dev/null || need+=(util-linux)
+command -v Xvfb >/dev/null || need+=(xvfb)
+command -v xwininfo >/dev/null || need+=(x11-utils)
+[ -x /usr/bin/import ] && [ -x /usr/bin/identify ] || need+=(imagemagick)
+command -v curl >/dev/null || need+=(curl)
 if [ ${#need[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
@@ -37,5 +41,8 @@ if [ -x tests/interop/run.sh ]; then
   TUICD_BIN="$root/target/debug/tuicd" TUIC_BRIDGE_BIN="$root/target/debug/tuic-bridge" \
     timeout 900 bash tests/interop/run.sh
 fi
+
+stage "gui: tuic-gui renders under Xvfb"
+bash tests/gui/screenshot.sh target/debug/tuicd target/debug/tuic-gui target/tuic-gui.png
 
 stage "done"

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Renders tuic-gui against a real tuicd under Xvfb and checks the picture: the window maps, and
+# the screenshot is not blank. Usage: screenshot.sh TUICD_BIN TUIC_GUI_BIN OUT.png
+# Needs xvfb, x11-utils and imagemagick (tests/run-all.sh installs them).
+set -euo pipefail
+tuicd=$1 gui=$2 out=$3
+work=$(mktemp -d)
+cleanup() { kill "${gui_pid:-}" "${daemon_pid:-}" 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+
+wait_for() { # wait_for "what" seconds command...
+  local what=$1 limit=$2; shift 2
+  local end=$((SECONDS + limit))
+  until "$@" >/dev/null 2>&1; do
+    if [ $SECONDS -ge $end ]; then echo "timed out waiting for: $what" >&2; return 1; fi
+    sleep 0.1
+  done
+}
+
+"$tuicd" --config-dir "$work" 2>"$work/tuicd.log" &
+daemon_pid=$!
+wait_for "tuicd socket" 30 curl -sf --unix-socket "$work/mcp.sock" http://tuic/health
+# A terminal to show, when the daemon serves sessions.
+curl -sf --unix-socket "$work/mcp.sock" -H 'content-type: application/json' \
+  -d '{"shell":"/bin/sh","cwd":"/tmp"}' http://tuic/sessions >/dev/null || true
+
+export DISPLAY=:97
+Xvfb :97 -screen 0 1024x640x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
+xvfb_pid=$!
+trap 'kill $xvfb_pid 2>/dev/null || true; cleanup' EXIT
+wait_for "Xvfb" 20 xdpyinfo
+TUIC_SOCKET="$work/mcp.sock" "$gui" >"$work/gui.log" 2>&1 &
+gui_pid=$!
+wait_for "the tuic window" 60 sh -c 'xwininfo -root -tree | grep -q "\"tuic\""'
+# The first frames paint the status line once the network thread has polled (500 ms).
+wait_for "the status line" 30 sh -c "/usr/bin/import -window root '$out' && [ \"\$(/usr/bin/identify -format %k '$out')\" -gt 8 ]"
+colors=$(/usr/bin/identify -format %k "$out")
+echo "screenshot: $out ($colors colours)"
