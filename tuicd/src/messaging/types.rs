@@ -59,6 +59,8 @@ pub struct RegisterOutcome {
     pub orchestrator: bool,
     pub mail_wake: MailWake,
     pub linked_children: usize,
+    /// How the transport was attached; for the wiring's tracing, not a wire field.
+    #[serde(skip)]
     pub attach: Attach,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub superseded_identity: Option<Uuid>,
@@ -112,11 +114,14 @@ pub struct PeerEntry {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SendOutcome {
     pub message_id: String,
+    /// For the wiring (recipient_state lookup, tracing); not a wire field.
+    #[serde(skip)]
     pub recipient: Uuid,
     pub delivered: bool,
     pub delivery_path: DeliveryPath,
     pub recipient_has_terminal: bool,
-    /// The message's cursor in the recipient's inbox.
+    /// The message's cursor in the recipient's inbox; not a wire field.
+    #[serde(skip)]
     pub timestamp: u64,
 }
 

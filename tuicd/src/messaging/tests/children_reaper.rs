@@ -20,7 +20,10 @@ fn a_registered_caller_becomes_the_parent_and_gets_state_only_lifecycle_mail() {
     assert!(mail.is_lifecycle() && mail.id.starts_with("tuic-auto-"));
     assert_eq!(mail.from_name, "tuic");
     let body: serde_json::Value = serde_json::from_str(&mail.content).unwrap();
-    assert_eq!(body, serde_json::json!({"type": "state_change", "state": "exited", "session_id": child.to_string(), "exit_code": 2}));
+    assert_eq!(
+        body,
+        serde_json::json!({"type": "state_change", "state": "exited", "session_id": child.to_string(), "exit_code": 2})
+    );
 }
 
 #[test]
