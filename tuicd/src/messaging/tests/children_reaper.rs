@@ -88,3 +88,16 @@ fn the_reaper_keeps_identities_that_own_a_live_pty_or_parent_a_live_session() {
     assert_eq!(evicted, expected);
     assert!(swept.retained.is_empty());
 }
+
+#[test]
+fn a_spawn_assigned_name_survives_the_child_auto_binding() {
+    let (m, _, world) = hub();
+    external(&m, &world, "lead", "lead");
+    let child = Uuid::new_v4();
+    world.add_pty(child, 5, AgentKind::Other, Lifecycle::Starting);
+    m.record_spawn(&t("lead"), child, Some("reviewer".into()));
+    world.set_live(&t("child"), true);
+    let bound = m.bind_transport(&t("child"), child, &world).unwrap();
+    assert_eq!(bound.name, "reviewer");
+    assert_eq!(bound.attach, crate::messaging::Attach::Bound);
+}

@@ -182,7 +182,7 @@ fn list_peers_filters_by_project_and_names_the_terminal_of_peers_that_own_one() 
     assert_eq!(alpha[0].tuic_session, worker);
     assert_eq!(alpha[0].session_id.as_deref(), Some("pty-3"));
     assert_eq!(alpha[0].alias.as_deref(), Some("tu-3"));
-    let json = serde_json::to_value(&all.iter().find(|p| p.name == "outside").unwrap()).unwrap();
+    let json = serde_json::to_value(all.iter().find(|p| p.name == "outside").unwrap()).unwrap();
     assert!(json.get("alias").is_none() && json.get("project").is_none(), "absent values are omitted: {json}");
     assert_eq!(
         m.register(&t("e"), RegisterRequest { name: Some(" ".into()), ..Default::default() }, &world),

@@ -165,3 +165,30 @@ fn the_send_response_serialises_with_wire_names() {
     assert_eq!(json["delivery_path"], "inbox_only");
     assert_eq!(json["delivered"], false);
 }
+
+#[test]
+fn an_uncertain_orchestrator_notice_expires_on_the_injected_clock_and_is_retried_once() {
+    let (m, clock, world) = hub();
+    external(&m, &world, "s", "s");
+    let lead = managed(&m, &world, "lead", 1, AgentKind::Other, Lifecycle::Idle);
+    m.register(&t("lead"), RegisterRequest { orchestrator: Some(true), ..Default::default() }, &world).unwrap();
+    m.send(&t("s"), &lead.to_string(), "x".into(), &world).unwrap();
+    let first = m.claim_wake(lead, &world).unwrap();
+    m.report_wake(lead, first.attempt, WakeResult::Uncertain);
+    clock.advance_ms(4_999);
+    assert_eq!(m.claim_wake(lead, &world), None);
+    assert_eq!(
+        m.send(&t("s"), &lead.to_string(), "y".into(), &world).unwrap().delivery_path,
+        DeliveryPath::CoalescedWake
+    );
+    clock.advance_ms(1);
+    let retry = m.claim_wake(lead, &world).expect("expired after 5 s: one retry");
+    m.report_wake(lead, retry.attempt, WakeResult::Uncertain);
+    clock.advance_ms(5_000);
+    assert_eq!(m.claim_wake(lead, &world), None, "budget exhausted");
+    assert_eq!(m.send(&t("s"), &lead.to_string(), "z".into(), &world).unwrap().delivery_path, DeliveryPath::InboxOnly);
+    m.busy_to_idle_edge(lead);
+    assert!(m.claim_wake(lead, &world).is_some(), "re-armed by a new busy-to-idle edge");
+    let page = m.inbox(&t("lead"), InboxQuery::default()).unwrap();
+    assert_eq!(page.messages.len(), 3, "every message still in the authoritative inbox");
+}

@@ -59,8 +59,7 @@ fn next_since_never_passes_the_last_cursor_nor_falls_behind_the_stored_one() {
 
 #[test]
 fn releasing_the_last_waiter_hands_back_only_unobserved_waiter_mail() {
-    let mut mailbox = Mailbox::default();
-    mailbox.active_waiters = 2;
+    let mut mailbox = Mailbox { active_waiters: 2, ..Mailbox::default() };
     let observed = mailbox.push(message(false), WakeOwner::Waiter, 1);
     mailbox.push(message(false), WakeOwner::Waiter, 1);
     mailbox.push(message(false), WakeOwner::InboxOnly, 1);

@@ -43,7 +43,7 @@ async fn twenty_agents_exchange_ten_thousand_messages_with_nothing_lost_or_dupli
         ids.push(id);
     }
     let recipient_of = |from: usize, k: usize| (from + 1 + k % (AGENTS - 1)) % AGENTS;
-    let mut expected = vec![0usize; AGENTS];
+    let mut expected = [0usize; AGENTS];
     for from in 0..AGENTS {
         for k in 0..MESSAGES_PER_AGENT {
             expected[recipient_of(from, k)] += 1;
@@ -83,7 +83,7 @@ async fn twenty_agents_exchange_ten_thousand_messages_with_nothing_lost_or_dupli
             let mut round = 0u64;
             while seen.len() < want {
                 round += 1;
-                let outcome = if round % 7 == 0 {
+                let outcome = if round.is_multiple_of(7) {
                     // A client that gives up: the dropped wait must hand its lease back.
                     match tokio::time::timeout(Duration::from_micros(200), m.wait(&transport, None, Some(50))).await {
                         Ok(outcome) => outcome.unwrap(),
