@@ -70,6 +70,11 @@ impl Children {
         }
     }
 
+    /// An evicted child no longer keeps its parent addressable.
+    pub fn forget_child(&mut self, child: Uuid) {
+        self.parent_of.remove(&child);
+    }
+
     pub fn forget_pending_parent(&mut self, transport: &TransportId) {
         self.parent_of.retain(|_, p| *p != Parent::Pending(transport.clone()));
         self.pending_mail.remove(transport);

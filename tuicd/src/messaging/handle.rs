@@ -292,6 +292,7 @@ impl State {
                 wake.push(mailbox.notify.clone());
             }
             self.pending_delivery.remove(&id);
+            self.children.forget_child(id);
             outcome.evicted.push(id);
         } else {
             outcome.retained.push(id);

@@ -56,7 +56,7 @@ impl Messaging {
             st.deliver(recipient, message, now, live).ok_or_else(|| MessagingError::UnknownRecipient(to.to_string()))?
         };
         notify.notify_waiters();
-        if matches!(outcome.delivery_path, DeliveryPath::SseChannel | DeliveryPath::TerminalOrQueued) {
+        if outcome.delivery_path != DeliveryPath::Waiter {
             self.signal_deliveries();
         }
         Ok(outcome)
@@ -92,6 +92,7 @@ impl Messaging {
 
     /// Takes a recipient's unobserved terminal-owned mail. Orchestrators and lifecycle mail never
     /// yield a payload: they join the wake group. External peers keep it inbox-only.
+    /// `wake_pending` says an unread group awaits a notice: call [`Messaging::claim_wake`].
     pub fn take_deliveries(&self, recipient: Uuid, live: &dyn Liveness) -> Deliveries {
         let mut guard = self.lock();
         let st = &mut *guard;
@@ -105,11 +106,11 @@ impl Messaging {
             }
             if orchestrator || message.is_lifecycle() {
                 mailbox.wake.on_mail(message.timestamp);
-                out.wake_pending = true;
             } else {
                 out.payloads.push(message);
             }
         }
+        out.wake_pending = has_terminal && mailbox.wake.window_through().is_some();
         out
     }
 
@@ -204,7 +205,8 @@ impl State {
             // Busy or exhausted orchestrators keep the mail eligible for the next idle transition.
             mailbox.wake.on_mail(cursor);
         }
-        if owner == WakeOwner::Terminal {
+        if matches!(owner, WakeOwner::Terminal | WakeOwner::Wake) {
+            // One delivery loop serves both: payloads to SSE / PTY, notices to claim_wake.
             self.pending_delivery.insert(recipient);
         }
         let notify = mailbox.notify.clone();

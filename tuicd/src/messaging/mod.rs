@@ -39,7 +39,9 @@
 //! the terminal route (SSE push or PTY injection), the orchestrator wake machine, or none. A wait
 //! that times out does its last check and releases the lease in one critical section; a cancelled
 //! wait (dropped future) hands unobserved waiter-owned mail back to the terminal route. The
-//! delivery task loops on `deliveries_notify()` / `pending_deliveries()` / `take_deliveries(id)`.
+//! delivery task loops on `deliveries_notify()` / `pending_deliveries()` / `take_deliveries(id)`:
+//! `payloads` go to the channel push or the recipient's [`injection::InjectionQueue`];
+//! `wake_pending` means "call `claim_wake(id)`" (also on every idle/completed transition).
 //!
 //! Orchestrators: `claim_wake(id, &live) -> Option<WakeNotice>` on idle/completed transitions,
 //! `report_wake(id, attempt, WakeResult)`, `busy_to_idle_edge(id)`; the pure machine is

@@ -106,7 +106,10 @@ fn an_orchestrator_is_never_typed_into() {
     m.register(&t("lead"), RegisterRequest { orchestrator: Some(true), ..Default::default() }, &world).unwrap();
     let first = m.send(&t("s"), &lead.to_string(), "SECRET result".into(), &world).unwrap();
     assert_eq!(first.delivery_path, DeliveryPath::WakeNotification);
-    assert!(m.take_deliveries(lead, &world).payloads.is_empty(), "no payload reaches its terminal or channel");
+    assert_eq!(m.pending_deliveries(), vec![lead]);
+    let taken = m.take_deliveries(lead, &world);
+    assert!(taken.payloads.is_empty(), "no payload reaches its terminal or channel");
+    assert!(taken.wake_pending, "the delivery loop is told to claim a notice instead");
     let notice = m.claim_wake(lead, &world).unwrap();
     assert_eq!(notice.text, ORCHESTRATOR_WAKE_TEXT);
     let second = m.send(&t("s"), &lead.to_string(), "SECRET 2".into(), &world).unwrap();
