@@ -181,6 +181,15 @@ impl State {
     }
 }
 
+/// The line appended to a child's initial prompt when its parent is registered: the parent's id
+/// and how to report back. Lifecycle mail carries state only, so the result must be sent.
+pub fn child_prompt_instruction(parent: Uuid) -> String {
+    format!(
+        "Your parent agent's tuic_session is {parent}. When you finish or are blocked, report it with: \
+         agent action=send to={parent} message=\"<your result or blocker>\""
+    )
+}
+
 fn lifecycle_message(child: Uuid, state: ChildState) -> AgentMessage {
     let (name, exit_code) = match state {
         ChildState::Idle => ("idle", None),

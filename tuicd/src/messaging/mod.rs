@@ -53,6 +53,7 @@
 //!
 //! Children: `record_spawn(&caller, child, name) -> SpawnLink`, `child_lifecycle(child, ChildState,
 //! &live) -> Option<SendOutcome>`, `parent_of(child)`; a pending parent is linked by its register.
+//! [`child_prompt_instruction`] is the parent id and send instruction for the child's prompt.
 
 mod children;
 mod clock;
@@ -68,7 +69,7 @@ mod types;
 mod wait;
 pub mod wake;
 
-pub use children::{ChildState, SpawnLink};
+pub use children::{ChildState, SpawnLink, child_prompt_instruction};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use delivery::DeliveryPath;
 pub use handle::Messaging;

@@ -12,6 +12,8 @@ fn a_registered_caller_becomes_the_parent_and_gets_state_only_lifecycle_mail() {
     assert_eq!(link.parent_session_id, Some(parent));
     assert_eq!(link.warning, None);
     assert_eq!(m.parent_of(child), Some(parent));
+    let instruction = crate::messaging::child_prompt_instruction(parent);
+    assert!(instruction.contains(&format!("agent action=send to={parent}")));
     let peers = m.list_peers(None, &world);
     assert!(peers.iter().any(|p| p.tuic_session == child && p.name == "builder"), "registered with an inbox at once");
     let sent = m.child_lifecycle(child, ChildState::Exited { exit_code: Some(2) }, &world).unwrap();
