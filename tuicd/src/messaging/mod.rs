@@ -54,6 +54,15 @@
 //! Children: `record_spawn(&caller, child, name) -> SpawnLink`, `child_lifecycle(child, ChildState,
 //! &live) -> Option<SendOutcome>`, `parent_of(child)`; a pending parent is linked by its register.
 //! [`child_prompt_instruction`] is the parent id and send instruction for the child's prompt.
+//!
+//! # Decisions beyond the seed
+//! - Carry-over (repair, `replaces`) moves only unread mail: mail already observed under the old
+//!   identity would otherwise come back from the next `wait` as a duplicate.
+//! - `replaces` also leaves mail in place when the old identity still has a live connection, not
+//!   only a live PTY: knowing a UUID is not enough to empty a connected peer's inbox.
+//! - Framed terminal lines turn every control character (newline, ESC) into a space.
+//! - Lock order: the messaging lock is taken first and [`Liveness`] implementations only read
+//!   leaf state, so nothing here can deadlock with the session registry.
 
 mod children;
 mod clock;
