@@ -85,3 +85,33 @@ pub const PTY_DESCRIPTION_MAX_CHARS: usize = 160;
 /// A `user-input` event carries at most this many characters of the submitted line: it goes to
 /// every `/events` subscriber, and a pasted file does not belong there.
 pub const USER_INPUT_EVENT_MAX_CHARS: usize = 2000;
+// Inter-agent messaging (`messaging`). Values are the seed's; each says why.
+
+/// Messages one agent's inbox retains. Beyond it the oldest peer message is evicted (FIFO) and
+/// counted in `missed_count`; server-authored lifecycle mail is evicted only when nothing else is left,
+/// because a parent that loses "child exited" can wait forever.
+pub const INBOX_CAPACITY: usize = 100;
+/// Largest message body `agent action=send` accepts. Large enough for a report, small enough that
+/// 100 of them per inbox stay bounded (6.4 MB worst case per agent).
+pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
+/// Bodies above this are not typed into a terminal; a pointer to `agent action=inbox` is typed
+/// instead, because a long single line overruns agent composers and scrollback.
+pub const INJECT_INLINE_MAX_BYTES: usize = 2 * 1024;
+/// `agent action=inbox` page size when the caller gives no `limit`.
+pub const INBOX_DEFAULT_LIMIT: usize = 50;
+/// `agent action=wait` without `timeout_ms`.
+pub const WAIT_DEFAULT: Duration = Duration::from_secs(60);
+/// The advertised `timeout_ms` maximum. A request at or above it runs as [`WAIT_EFFECTIVE_MAX`].
+pub const WAIT_ADVERTISED_MAX_MS: u64 = 300_000;
+/// What a maximal wait really runs: 5 s under the cap, because a client (Codex) aborts its own
+/// tools/call at exactly 300 s and would see a client error instead of `{timed_out:true}`.
+pub const WAIT_EFFECTIVE_MAX: Duration = Duration::from_millis(295_000);
+/// An ambiguous payload-free wake notice expires after this and may be retried once.
+pub const WAKE_NOTICE_EXPIRY: Duration = Duration::from_secs(5);
+/// Notice attempts per unread-mail group before its wake budget is exhausted (first try + one retry).
+pub const WAKE_ATTEMPTS_PER_GROUP: u8 = 2;
+/// A lifecycle summary longer than this falls back to the generic notice: it must fit one composer line.
+pub const LIFECYCLE_SUMMARY_MAX_CHARS: usize = 240;
+/// Entries one terminal's injection FIFO (peer messages plus user commands) holds; the oldest peer
+/// entry is dropped beyond it, which loses nothing because the inbox stays authoritative.
+pub const INJECTION_QUEUE_CAPACITY: usize = 256;
