@@ -18,6 +18,9 @@ use super::spawn::{SpawnPlan, check_size};
 use super::{Counters, SessionError, tasks};
 use crate::limits::{PTY_INPUT_QUEUE, SESSION_BROADCAST_CAPACITY, SESSION_LOG_LINES, SESSION_RING_BYTES};
 
+/// Runs once when a session has finished (the registry moves it to the tombstones).
+pub(super) type OnClose = Box<dyn FnOnce(&Arc<Session>) + Send>;
+
 /// What a session broadcasts to its subscribers, in order. `Output` carries the cursor of its first
 /// byte, so a subscriber can line live chunks up with a catch-up read from the ring.
 #[derive(Debug, Clone)]
@@ -102,7 +105,7 @@ impl Session {
         identity: Identity,
         capture: Option<CaptureFile>,
         counters: Arc<Counters>,
-        on_close: Box<dyn FnOnce(&Arc<Session>) + Send>,
+        on_close: OnClose,
     ) -> Result<Arc<Session>, SessionError> {
         let (pty, child) = super::spawn::start(plan, &identity.tuic_session)?;
         let winsize_fd = std::os::fd::AsFd::as_fd(&pty)

@@ -6,7 +6,7 @@ use proto::session::{OutputFormat, OutputResponse, SessionInfo, ShellFamily, She
 use tokio::sync::broadcast::error::RecvError;
 
 use super::owner::Session;
-use super::ring::{continuation_head, incomplete_utf8_tail};
+use super::ring::{RingRead, continuation_head, incomplete_utf8_tail};
 use crate::limits::{OUTPUT_DEFAULT_BYTES, SESSION_LOG_LINES, SHELL_IDLE_AFTER};
 
 /// An output read. Cursors are bytes for `Raw` and log lines for `Text`/`Log`.
@@ -106,6 +106,11 @@ impl Session {
         response.exited = exit.is_some();
         response.exit_code = exit.and_then(|e| e.exit_code);
         response
+    }
+
+    /// Raw bytes from `from` (clamped to the oldest retained byte), at most `limit`.
+    pub fn read_raw(&self, from: u64, limit: usize) -> RingRead {
+        self.lock().ring.read_from(from, limit)
     }
 
     pub fn screen(&self) -> ScreenSnapshot {

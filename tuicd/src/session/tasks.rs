@@ -13,7 +13,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use super::capture::Direction;
-use super::owner::{Session, SessionEvent};
+use super::owner::{OnClose, Session, SessionEvent};
 use crate::limits::{PTY_DRAIN_AFTER_EXIT, PTY_READ_CHUNK};
 
 /// Reads until EOF (Linux reports a closed PTY as EIO). Each chunk goes to the ring, the screen
@@ -90,7 +90,7 @@ pub(super) async fn supervise(
     mut child: tokio::process::Child,
     mut reading: JoinHandle<()>,
     kill: oneshot::Receiver<&'static str>,
-    on_close: Box<dyn FnOnce(&Arc<Session>) + Send>,
+    on_close: OnClose,
 ) {
     let (status, reason) = tokio::select! {
         status = child.wait() => (status.ok(), proto::session::close_reason::PROCESS_EXIT),
