@@ -83,3 +83,6 @@ pub const CAPTURE_MAX_BYTES: u64 = 512 * 1024;
 /// `/process/stats` samples CPU from the previous call; calls closer than this reuse the last
 /// figures (sysinfo cannot measure CPU over a shorter window).
 pub const PROCESS_SAMPLE_MIN_INTERVAL: Duration = Duration::from_millis(250);
+/// The screen model follows the ring in batches of at most this many bytes, releasing its lock
+/// between them so that screen reads stay responsive during a flood.
+pub const SCREEN_BATCH: usize = 256 * 1024;
