@@ -186,3 +186,34 @@ async fn shutdown_closes_open_streams_and_the_daemon_exits() {
         assert_eq!(i, t.frames.len() - 1, "closed is the last frame");
     }
 }
+
+#[tokio::test]
+async fn title_and_alternate_screen_changes_arrive_as_parsed_frames() {
+    let daemon = Daemon::start().await;
+    let id = create_id(&daemon, json!({})).await;
+    let mut socket = connect(&daemon, &format!("/sessions/{id}/stream")).await;
+    write(
+        &daemon,
+        &id,
+        "stty -echo; printf '\\033]0;my-\\164itle\\007\\033[?1049hfull'; read x; printf '\\033[?1049l'; exit 0\n",
+    )
+    .await;
+    let mut parsed = Vec::new();
+    let mut answered = false;
+    loop {
+        let message = tokio::time::timeout(DEADLINE, socket.next()).await.expect("a frame in time");
+        let Some(Ok(Message::Text(text))) = message else { break };
+        let frame: Value = serde_json::from_str(&text).unwrap();
+        if frame["type"] == "parsed" {
+            parsed.push(frame["event"].clone());
+        }
+        // A full-screen program that entered the alternate screen leaves it later, in another read.
+        if !answered && parsed.contains(&json!({"type": "alternate_screen", "active": true})) {
+            answered = true;
+            write(&daemon, &id, "\n").await;
+        }
+    }
+    assert!(parsed.contains(&json!({"type": "title", "title": "my-title"})), "{parsed:?}");
+    assert!(parsed.contains(&json!({"type": "alternate_screen", "active": true})), "{parsed:?}");
+    assert!(parsed.contains(&json!({"type": "alternate_screen", "active": false})), "{parsed:?}");
+}
