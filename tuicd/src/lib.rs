@@ -11,6 +11,7 @@ pub mod messaging;
 pub mod paths;
 pub mod routes;
 pub mod server;
+pub mod session;
 pub mod state;
 
 pub use server::{Daemon, Options};

@@ -96,3 +96,17 @@ impl ApiError {
         response
     }
 }
+
+impl From<crate::session::SessionError> for ApiError {
+    fn from(e: crate::session::SessionError) -> Self {
+        use crate::session::SessionError::*;
+        match e {
+            NotFound(_) => ApiError::NotFound(e.to_string()),
+            InvalidField(msg) => ApiError::InvalidField(msg),
+            Limit { .. } => ApiError::SessionLimit(e.to_string()),
+            Exited { .. } => ApiError::Gone(e.to_string()),
+            // The program could not be executed or the PTY not opened: say which, to the caller.
+            Spawn(_) => ApiError::BadRequest(e.to_string()),
+        }
+    }
+}
