@@ -21,8 +21,10 @@ wait_for() { # wait_for "what" seconds command...
 daemon_pid=$!
 wait_for "tuicd socket" 30 curl -sf --unix-socket "$work/mcp.sock" http://tuic/health
 # A terminal to show, when the daemon serves sessions.
+id=$(curl -sf --unix-socket "$work/mcp.sock" -H 'content-type: application/json' \
+  -d '{"shell":"/bin/sh","cwd":"/tmp"}' http://tuic/sessions | sed -n 's/.*"session_id":"\([^"]*\)".*/\1/p')
 curl -sf --unix-socket "$work/mcp.sock" -H 'content-type: application/json' \
-  -d '{"shell":"/bin/sh","cwd":"/tmp"}' http://tuic/sessions >/dev/null || true
+  -d '{"data":"echo hello from tuicd\r"}' "http://tuic/sessions/$id/write" >/dev/null
 
 export DISPLAY=:97
 Xvfb :97 -screen 0 1024x640x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &

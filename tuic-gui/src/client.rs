@@ -139,6 +139,10 @@ async fn refresh(handle: &Handle, client: &reqwest::Client) {
         }
     }
     snap.sessions = sessions.ok().and_then(|v| v.as_array().cloned()).unwrap_or_default();
+    // Show a terminal straight away rather than an empty pane.
+    if snap.selected.is_none() {
+        snap.selected = snap.sessions.first().and_then(|s| s["session_id"].as_str()).map(String::from);
+    }
     if let Some(text) = text {
         snap.screen_text = text["data"].as_str().unwrap_or_default().to_owned();
     }
