@@ -249,19 +249,5 @@ pub fn quick_hash(password: &str) -> String {
     bcrypt::hash(password, 4).unwrap()
 }
 
-/// Deep-merges `patch` into `base` (objects key by key).
-pub fn merge(base: &mut Value, patch: Value) {
-    match (base, patch) {
-        (Value::Object(b), Value::Object(p)) => {
-            for (k, v) in p {
-                match b.get_mut(&k) {
-                    Some(slot) => merge(slot, v),
-                    None => {
-                        b.insert(k, v);
-                    }
-                }
-            }
-        }
-        (slot, v) => *slot = v,
-    }
-}
+/// Deep-merges `patch` into `base` (objects key by key): the daemon's own rule.
+pub use tuicd::config::merge::deep_merge as merge;
