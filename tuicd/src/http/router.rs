@@ -29,6 +29,11 @@ pub async fn route(app: App, caller: Caller, req: Request) -> Response {
             PUT => routes::config::put(&app, &caller, req),
         ),
         ["auth", "hash-password"] => methods!(&method, POST => routes::auth::hash_password(req)),
+        ["mcp"] => methods!(&method,
+            POST => crate::mcp::transport::post(&app, &caller, req),
+            GET => crate::mcp::transport::get(&app, &caller, req),
+            DELETE => crate::mcp::transport::delete(&app, &caller, req),
+        ),
         ["events"] => methods!(&method, GET => routes::events::stream(&app, req)),
         _ => Err(ApiError::NotFound(format!("no route for {path}"))),
     };
