@@ -11,6 +11,7 @@ use crate::events::EventBus;
 use crate::mcp::McpState;
 use crate::server::auth::AuthGate;
 use crate::server::tcp::TcpControl;
+use crate::session::SessionRegistry;
 
 #[derive(Clone)]
 pub struct App {
@@ -28,7 +29,9 @@ pub struct Shared {
     pub config_dir: PathBuf,
     pub socket_path: PathBuf,
     pub started: Instant,
-    pub events: EventBus,
+    pub events: Arc<EventBus>,
+    /// Every PTY session (live and tombstoned).
+    pub sessions: SessionRegistry,
     pub auth: AuthGate,
     pub tcp: TcpControl,
     /// The MCP endpoint: protocol sessions and their GET streams.

@@ -11,6 +11,9 @@ pub mod sessions;
 pub mod tools;
 pub mod transport;
 
+use std::collections::HashMap;
+use std::sync::Mutex;
+
 use crate::config::AppConfig;
 use crate::limits::{MCP_REAPER_INTERVAL, MCP_SESSION_IDLE_TTL};
 use crate::state::App;
@@ -20,9 +23,34 @@ use sessions::ProtocolSessions;
 #[derive(Debug, Default)]
 pub struct McpState {
     pub sessions: ProtocolSessions,
+    /// `pty_description` per PTY id: the orchestrator's short description of a PTY's work.
+    /// Bounded by the live session count (entries go when the session leaves `list`).
+    pty_descriptions: Mutex<HashMap<String, String>>,
 }
 
 impl McpState {
+    pub fn pty_description(&self, session_id: &str) -> Option<String> {
+        self.pty_descriptions.lock().unwrap_or_else(|e| e.into_inner()).get(session_id).cloned()
+    }
+
+    /// Sets (or, with `None` / an empty string, clears) a PTY's description and tells `/events`.
+    pub fn set_pty_description(&self, app: &App, session_id: &str, description: Option<String>) {
+        let description = description.filter(|d| !d.trim().is_empty());
+        {
+            let mut map = self.pty_descriptions.lock().unwrap_or_else(|e| e.into_inner());
+            let live: Vec<String> = app.sessions.list().iter().map(|s| s.id.clone()).collect();
+            map.retain(|id, _| live.contains(id));
+            match &description {
+                Some(d) => map.insert(session_id.to_owned(), d.clone()),
+                None => map.remove(session_id),
+            };
+        }
+        app.events.publish(
+            proto::events::PTY_DESCRIPTION_CHANGED,
+            &serde_json::json!({"session_id": session_id, "pty_description": description}),
+        );
+    }
+
     /// Called after every saved config change: tells every GET stream `tools/list_changed` when
     /// the visible tool set changed, and ends the streams when the endpoint was switched off.
     pub fn config_changed(&self, previous: &AppConfig, next: &AppConfig) {

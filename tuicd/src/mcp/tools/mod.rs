@@ -6,6 +6,7 @@
 //! their text; unknown or disabled tools are JSON-RPC `-32602` protocol errors.
 
 pub mod schema;
+pub mod session;
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -35,7 +36,8 @@ pub struct ToolDef {
 
 /// Every native tool, in `tools/list` order.
 pub fn registry() -> &'static [&'static ToolDef] {
-    &[]
+    static REGISTRY: &[&ToolDef] = &[&session::TOOL];
+    REGISTRY
 }
 
 /// Who is calling a tool, and through what.

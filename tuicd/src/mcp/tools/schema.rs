@@ -77,6 +77,21 @@ fn simplify(schema: Value) -> Value {
             }
         }
     }
+    // An enum whose variants carry docs derives as `oneOf` of `const`s: flatten it to `enum`.
+    if let Some(Value::Array(variants)) = map.get("oneOf").or_else(|| map.get("anyOf"))
+        && let Some(consts) = variants.iter().map(|v| v.get("const").cloned()).collect::<Option<Vec<Value>>>()
+    {
+        map.remove("oneOf");
+        map.remove("anyOf");
+        map.insert("type".into(), Value::String("string".into()));
+        map.insert("enum".into(), Value::Array(consts));
+    }
+    if map.get("default").is_some_and(Value::is_null) {
+        map.remove("default");
+    }
+    if let Some(Value::String(text)) = map.get_mut("description") {
+        *text = text.replace('\n', " ");
+    }
     if let Some(Value::Array(values)) = map.get_mut("enum") {
         values.retain(|v| !v.is_null());
     }

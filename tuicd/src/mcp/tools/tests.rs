@@ -10,12 +10,14 @@ use crate::state::Shared;
 
 pub(crate) fn test_app(dir: &std::path::Path) -> App {
     let (_tx, shutdown) = tokio::sync::watch::channel(false);
+    let events = std::sync::Arc::new(crate::events::EventBus::new());
     App::new(Shared {
+        sessions: crate::session::SessionRegistry::new(events.clone(), dir),
         config: ConfigStore::open(dir).unwrap(),
         config_dir: dir.to_owned(),
         socket_path: dir.join("mcp.sock"),
         started: Instant::now(),
-        events: Default::default(),
+        events,
         auth: Default::default(),
         tcp: Default::default(),
         mcp: Default::default(),
@@ -111,4 +113,50 @@ async fn unknown_and_disabled_tools_are_protocol_errors() {
     assert!(err.message.contains("disabled by configuration"), "{}", err.message);
     let listed = list(REGISTRY, &app.config.get());
     assert_eq!(listed["tools"].as_array().unwrap().len(), 1, "config is hidden by default");
+}
+
+/// The seed's gate: a tool's `*_ACTIONS` constant, its schema's `action` enum and its
+/// description's action lines stay in step, so no action is advertised but undocumented.
+#[test]
+fn every_documented_action_constant_matches_schema_and_description() {
+    for tool in registry() {
+        let schema = (tool.input_schema)();
+        let enumerated: Vec<&str> =
+            schema["properties"]["action"]["enum"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        assert_eq!(enumerated, tool.actions, "{}: schema enum vs constant", tool.name);
+        let documented: Vec<&str> = tool
+            .description
+            .lines()
+            .filter_map(|l| l.strip_prefix("- ").and_then(|l| l.split_once(':')).map(|(a, _)| a))
+            .collect();
+        assert_eq!(documented, tool.actions, "{}: description vs constant", tool.name);
+        assert!(jsonschema_is_object(&schema), "{}: inputSchema must be an object schema", tool.name);
+        assert!(!tool.name.contains("__"), "native tool names never contain __ (reserved for upstreams)");
+    }
+}
+
+fn jsonschema_is_object(schema: &Value) -> bool {
+    schema["type"] == "object" && schema.get("oneOf").is_none() && schema.get("anyOf").is_none()
+}
+
+/// `docs/mcp-tools.json` is the checked-in snapshot of every tool's name, description and
+/// schema. A change must be deliberate: rerun with `UPDATE_MCP_SNAPSHOT=1` and commit the file.
+#[test]
+fn tool_schemas_match_the_checked_in_snapshot() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/mcp-tools.json");
+    let mut config = crate::config::AppConfig::default();
+    config.disabled_native_tools.clear();
+    let current = list(registry(), &config);
+    let rendered = serde_json::to_string_pretty(&current).unwrap() + "\n";
+    if std::env::var_os("UPDATE_MCP_SNAPSHOT").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &rendered).unwrap();
+        return;
+    }
+    let stored = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        stored == rendered,
+        "tool schemas drifted from docs/mcp-tools.json; if the change is intended, run \
+         UPDATE_MCP_SNAPSHOT=1 cargo test -p tuicd --lib tool_schemas and commit the file"
+    );
 }
