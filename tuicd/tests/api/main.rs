@@ -4,3 +4,6 @@
 
 mod foundation;
 mod harness;
+mod mcp;
+mod mcp_client;
+mod mcp_session_tool;
