@@ -77,7 +77,8 @@ pub async fn run(settings: Settings) {
     let (out, mut lines) = mpsc::channel::<String>(STDOUT_QUEUE);
     let writer = tokio::spawn(async move {
         let mut stdout = tokio::io::stdout();
-        while let Some(line) = lines.recv().await {
+        // An empty line is the end marker sent when stdin closes: everything queued before it is out.
+        while let Some(line) = lines.recv().await.filter(|l| !l.is_empty()) {
             if stdout.write_all(line.as_bytes()).await.is_err() || stdout.write_all(b"\n").await.is_err() {
                 return;
             }
@@ -100,7 +101,7 @@ pub async fn run(settings: Settings) {
         tokio::spawn(bridge.clone().handle_line(line));
     }
     bridge.end_session().await;
-    drop(bridge);
+    let _ = bridge.out.send(String::new()).await;
     let _ = tokio::time::timeout(Duration::from_secs(1), writer).await;
     std::process::exit(0);
 }
