@@ -266,9 +266,14 @@ impl Bridge {
         }
         let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         let _ = self.forward(&initialized, "notifications/initialized", CALL_DEADLINE).await;
-        let stream = tokio::spawn(self.clone().stream_loop());
-        if let Some(old) = self.lock().stream.replace(stream) {
+        // Abort the old stream before opening the new one: once the new GET lands, tuicd ends
+        // the old stream, and that end must not be mistaken for a daemon restart.
+        if let Some(old) = self.lock().stream.take() {
             old.abort();
+        }
+        let stream = tokio::spawn(self.clone().stream_loop());
+        if let Some(raced) = self.lock().stream.replace(stream) {
+            raced.abort();
         }
         Ok(())
     }
@@ -301,7 +306,11 @@ impl Bridge {
         loop {
             tick.tick().await;
             let ping = json!({"jsonrpc": "2.0", "id": "tuic-bridge-ping", "method": "ping"});
-            let outcome = match self.forward(&ping, "ping", CALL_DEADLINE).await {
+            // While a restart is suspected, ping without the session id: presenting it would
+            // make tuicd recreate the id, and the replayed initialize would then be logged as
+            // `resumed` instead of `reconnected`.
+            let suspect = self.lock().needs_reinit || self.lock().offline.is_some();
+            let outcome = match self.ping(&ping, suspect).await {
                 Ok(Some(answer)) if answer.get("result").is_some() => Ok(()),
                 Ok(other) => Err(Failure::EndpointOff(format!("ping answered {}", other.unwrap_or_default()))),
                 Err(failure) => Err(failure),
@@ -314,6 +323,20 @@ impl Bridge {
                 Ok(()) => self.on_success().await,
                 Err(failure) => self.on_failure(failure).await,
             }
+        }
+    }
+
+    async fn ping(&self, ping: &Value, without_session: bool) -> Result<Option<Value>, Failure> {
+        if !without_session {
+            return self.forward(ping, "ping", CALL_DEADLINE).await;
+        }
+        let headers: Vec<(&str, String)> = self.headers().into_iter().filter(|(k, _)| *k != "mcp-session-id").collect();
+        let body = ping.to_string();
+        let response = http::request(&self.settings.socket, "POST", &headers, body.as_bytes(), CALL_DEADLINE).await;
+        let response = response.map_err(|e| self.transport_failure(e))?;
+        match serde_json::from_slice::<Value>(&response.body) {
+            Ok(v) if v.get("jsonrpc").is_some() => Ok(Some(v)),
+            _ => Err(Failure::EndpointOff(rest_error(&response.body, response.status))),
         }
     }
 

@@ -139,12 +139,7 @@ async fn phase(target: &Target, init: bool, request: Option<Value>, expect: &'st
 }
 
 fn row(name: &str, f: &Figures) -> String {
-    format!(
-        "| {name} | {:.3} | {:.3} | {:.0} |",
-        f.p50.as_secs_f64() * 1e3,
-        f.p99.as_secs_f64() * 1e3,
-        f.per_sec
-    )
+    format!("| {name} | {:.3} | {:.3} | {:.0} |", f.p50.as_secs_f64() * 1e3, f.p99.as_secs_f64() * 1e3, f.per_sec)
 }
 
 async fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
@@ -183,7 +178,9 @@ async fn main() {
     let text: Value = serde_json::from_str(reply["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
     let session_id = text["session_id"].as_str().unwrap().to_owned();
 
-    println!("{CLIENTS} concurrent clients x {CALLS_PER_CLIENT} calls each (after {WARMUP_PER_CLIENT} warm-up calls), one keep-alive connection per client.\n");
+    println!(
+        "{CLIENTS} concurrent clients x {CALLS_PER_CLIENT} calls each (after {WARMUP_PER_CLIENT} warm-up calls), one keep-alive connection per client.\n"
+    );
     println!("| request | p50 ms | p99 ms | calls/s |");
     println!("|---|---|---|---|");
     let bare = phase(&tuicd, false, None, "\"ok\":true").await;
@@ -213,9 +210,6 @@ async fn main() {
     } else {
         println!("| server-everything `tools/call echo` | not installed (run tests/interop/setup.sh) | | |");
     }
-    println!(
-        "\nMCP p50 / bare p50 = {:.2}x (target <= 2x)",
-        mcp.p50.as_secs_f64() / bare.p50.as_secs_f64().max(1e-9)
-    );
+    println!("\nMCP p50 / bare p50 = {:.2}x (target <= 2x)", mcp.p50.as_secs_f64() / bare.p50.as_secs_f64().max(1e-9));
     let _ = daemon.start_kill();
 }

@@ -158,11 +158,13 @@ async fn the_bridge_answers_offline_while_tuicd_is_down_and_recovers_after_a_res
     let (is_error, _) =
         call_text(&bridge.ask("tools/call", json!({"name": "session", "arguments": {"action": "list"}})).await);
     assert!(!is_error);
-    // The restarted daemon saw the client's own initialize, replayed by the bridge.
+    // The restarted daemon saw the client's own initialize, replayed by the bridge under the old
+    // session id, which it no longer holds: logged as `reconnected`.
     wait_until("the replayed initialize in the new daemon's log", DEADLINE, || async {
         let log = daemon.log();
         let since_restart = log.rsplit("IPC listener bound").next().unwrap_or("");
-        since_restart.contains("bridge-test-client").then_some(())
+        let replayed = since_restart.lines().any(|l| l.contains("bridge-test-client") && l.contains("reconnected"));
+        replayed.then_some(())
     })
     .await;
 }
