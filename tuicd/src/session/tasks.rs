@@ -13,8 +13,8 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use super::capture::Direction;
-use super::owner::{Session, SessionEvent};
-use crate::limits::{PTY_DRAIN_AFTER_EXIT, PTY_READ_CHUNK};
+use super::owner::{OnClose, Session, SessionEvent};
+use crate::limits::{PTY_DRAIN_AFTER_EXIT, PTY_READ_CHUNK, SCREEN_BATCH, SCREEN_FLOOD_IDLE_FACTOR, SCREEN_MAX_BACKLOG};
 
 /// Reads until EOF (Linux reports a closed PTY as EIO). Each chunk goes to the ring, the screen
 /// model and the broadcast under one lock, then to the capture file.
@@ -46,16 +46,63 @@ fn ingest(session: &Session, bytes: &[u8]) {
         let mut out = session.lock();
         let start = out.ring.total();
         out.ring.push(bytes);
-        let events = out.screen.process(bytes);
         out.last_output = Some(Instant::now());
         // No subscribers is fine: the ring has it.
         let _ = session.live.send(Arc::new(SessionEvent::Output { start, data }));
-        for event in events {
-            let _ = session.live.send(Arc::new(SessionEvent::Parsed(event)));
-        }
     }
+    session.screen_wake.notify_one();
     session.counters.bytes_emitted.fetch_add(bytes.len() as u64, Ordering::Relaxed);
     session.record(Direction::Output, bytes);
+}
+
+/// Feeds the screen model from the ring, in batches, behind the reader: parsing a flood costs the
+/// reader nothing. Parks (no timer) until the reader wakes it; ends once the session is finished.
+pub(super) async fn follow_screen(session: Arc<Session>) {
+    let mut cursor = 0u64;
+    loop {
+        session.screen_wake.notified().await;
+        loop {
+            let read = {
+                let out = session.lock();
+                // Under a flood faster than the parser, skip to the recent past instead of falling
+                // ever further behind: the skipped rows would mostly have left the bounded log anyway.
+                if out.ring.total() - cursor.max(out.ring.oldest()) > SCREEN_MAX_BACKLOG as u64 {
+                    let from = out.ring.total() - SCREEN_BATCH as u64;
+                    let mut read = out.ring.read_from(from, SCREEN_BATCH);
+                    read.missed = from - cursor;
+                    read
+                } else {
+                    out.ring.read_from(cursor, SCREEN_BATCH)
+                }
+            };
+            if read.data.is_empty() {
+                break;
+            }
+            let parsing = Instant::now();
+            let events = {
+                let mut term = session.term();
+                term.skipped += read.missed;
+                term.screen.process(&read.data)
+            };
+            let parse_time = parsing.elapsed();
+            cursor = read.start + read.data.len() as u64;
+            session.screen_cursor.send_replace(cursor);
+            for event in events {
+                let _ = session.live.send(Arc::new(SessionEvent::Parsed(event)));
+            }
+            // A full batch means a flood: pause for a multiple of the parse time so the parser
+            // takes a bounded share of a core (the reader and the streams keep the rest) and
+            // skips ahead on its next batch. Interactive output never hits this.
+            if read.data.len() == SCREEN_BATCH && !*session.done.borrow() {
+                tokio::time::sleep(parse_time * SCREEN_FLOOD_IDLE_FACTOR).await;
+            } else {
+                tokio::task::yield_now().await;
+            }
+        }
+        if *session.done.borrow() {
+            return;
+        }
+    }
 }
 
 /// Writes queued input in order, keeping each write's boundaries for the capture. Ends when the
@@ -90,7 +137,7 @@ pub(super) async fn supervise(
     mut child: tokio::process::Child,
     mut reading: JoinHandle<()>,
     kill: oneshot::Receiver<&'static str>,
-    on_close: Box<dyn FnOnce(&Arc<Session>) + Send>,
+    on_close: OnClose,
 ) {
     let (status, reason) = tokio::select! {
         status = child.wait() => (status.ok(), proto::session::close_reason::PROCESS_EXIT),
@@ -111,6 +158,10 @@ pub(super) async fn supervise(
         tracing::debug!(session = %session.id, "output still open after the child exited; closing anyway");
         reading.abort();
     }
+    // ...and the screen model, before the exit is recorded.
+    let total = session.lock().ring.total();
+    session.screen_wake.notify_one();
+    let _ = session.screen_cursor.subscribe().wait_for(|c| *c >= total).await;
     session.finish(exit_code, reason);
     on_close(&session);
 }

@@ -8,3 +8,7 @@ mod harness;
 mod mcp;
 mod mcp_client;
 mod mcp_session_tool;
+mod monitor;
+mod session_util;
+mod sessions;
+mod stream;
