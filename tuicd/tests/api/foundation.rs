@@ -402,6 +402,12 @@ async fn turning_remote_access_on_and_off_restarts_only_the_tcp_listener() {
 async fn sigterm_drains_in_flight_requests_and_removes_the_socket() {
     let mut daemon = Daemon::start().await;
     let mut stream = tokio::net::UnixStream::connect(&daemon.socket).await.unwrap();
+    // A first request on the same keep-alive connection proves the daemon accepted it and is
+    // reading from it, so the second one below is in flight inside the daemon, not in a backlog.
+    stream.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n").await.unwrap();
+    let mut first = vec![0u8; 4096];
+    let n = tokio::time::timeout(DEADLINE, stream.read(&mut first)).await.unwrap().unwrap();
+    assert!(first[..n].starts_with(b"HTTP/1.1 200"));
     let body = br#"{"collapse_tools": true}"#;
     let head = format!("PUT /config HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n", body.len());
     stream.write_all(head.as_bytes()).await.unwrap();
