@@ -10,6 +10,7 @@ pub mod limits;
 pub mod paths;
 pub mod routes;
 pub mod server;
+pub mod session;
 pub mod state;
 
 pub use server::{Daemon, Options};

@@ -85,3 +85,45 @@ pub const PTY_DESCRIPTION_MAX_CHARS: usize = 160;
 /// A `user-input` event carries at most this many characters of the submitted line: it goes to
 /// every `/events` subscriber, and a pasted file does not belong there.
 pub const USER_INPUT_EVENT_MAX_CHARS: usize = 2000;
+/// Sessions: raw output kept per session for `format=raw` reads and WebSocket catch-up. 2 MiB is
+/// the reference's figure; it covers several screens of a busy build log. It grows lazily, so an
+/// idle session holds only what it has written.
+pub const SESSION_RING_BYTES: usize = 2 * 1024 * 1024;
+/// Log lines (rows scrolled off the screen, ANSI stripped) kept per session; the line cursor keeps
+/// counting past evictions.
+pub const SESSION_LOG_LINES: usize = 10_000;
+/// One PTY read. 64 KiB drains a flooding child in few syscalls; it is the reference's figure.
+pub const PTY_READ_CHUNK: usize = 64 * 1024;
+/// Writes queued for the writer task; a caller waits when a child stops reading its input, but the
+/// reader (and every other session) never does.
+pub const PTY_INPUT_QUEUE: usize = 256;
+/// Output chunks the per-session broadcast holds for its slowest subscriber. A subscriber that falls
+/// further behind is resynced from the ring, so this bounds memory, not correctness.
+pub const SESSION_BROADCAST_CAPACITY: usize = 64;
+/// After the child exits, how long the reader may keep draining output that a grandchild still
+/// writes to the PTY before the session is closed anyway.
+pub const PTY_DRAIN_AFTER_EXIT: Duration = Duration::from_secs(2);
+/// An exited session's output and exit code stay readable this long (a tombstone).
+pub const SESSION_TOMBSTONE_TTL: Duration = Duration::from_secs(5 * 60);
+/// Exited sessions kept as tombstones at once; the oldest is dropped beyond it, so a crash loop of
+/// short-lived sessions cannot grow memory for five minutes.
+pub const SESSION_TOMBSTONE_MAX: usize = 200;
+/// Terminal size bounds (rows and cols), as in the reference.
+pub const TERMINAL_SIZE_MIN: u16 = 1;
+pub const TERMINAL_SIZE_MAX: u16 = 500;
+/// Default terminal size when a create request gives none.
+pub const DEFAULT_ROWS: u16 = 24;
+pub const DEFAULT_COLS: u16 = 80;
+/// `shell_state` turns from busy to idle after this much output silence (the reference's value).
+pub const SHELL_IDLE_AFTER: Duration = Duration::from_millis(500);
+/// `GET /sessions/:id/output?format=raw` default `limit` in bytes (seed value).
+pub const OUTPUT_DEFAULT_BYTES: usize = 8192;
+/// A client-chosen `session_id` is at most this long (it appears in URLs and file names).
+pub const SESSION_ID_MAX_LEN: usize = 64;
+/// WebSocket: raw catch-up is sent in frames of at most this many bytes.
+pub const WS_CATCH_UP_CHUNK: usize = 64 * 1024;
+/// Raw PTY capture files (`.tcap`) stop growing at this size per session (seed value).
+pub const CAPTURE_MAX_BYTES: u64 = 512 * 1024;
+/// `/process/stats` samples CPU from the previous call; calls closer than this reuse the last
+/// figures (sysinfo cannot measure CPU over a shorter window).
+pub const PROCESS_SAMPLE_MIN_INTERVAL: Duration = Duration::from_millis(250);

@@ -10,6 +10,7 @@ use crate::config::ConfigStore;
 use crate::events::EventBus;
 use crate::server::auth::AuthGate;
 use crate::server::tcp::TcpControl;
+use crate::session::SessionRegistry;
 
 #[derive(Clone)]
 pub struct App {
@@ -27,7 +28,9 @@ pub struct Shared {
     pub config_dir: PathBuf,
     pub socket_path: PathBuf,
     pub started: Instant,
-    pub events: EventBus,
+    pub events: Arc<EventBus>,
+    /// Every PTY session (live and tombstoned).
+    pub sessions: SessionRegistry,
     pub auth: AuthGate,
     pub tcp: TcpControl,
     /// Flips to true once when the daemon starts shutting down; long-lived streams end on it.

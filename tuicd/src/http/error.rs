@@ -96,3 +96,16 @@ impl ApiError {
         response
     }
 }
+
+impl From<crate::session::SessionError> for ApiError {
+    fn from(e: crate::session::SessionError) -> Self {
+        use crate::session::SessionError::*;
+        match e {
+            NotFound(_) => ApiError::NotFound(e.to_string()),
+            InvalidField(msg) => ApiError::InvalidField(msg),
+            Limit { .. } => ApiError::SessionLimit(e.to_string()),
+            Exited { .. } => ApiError::Gone(e.to_string()),
+            Spawn(_) => ApiError::Internal(anyhow::anyhow!(e.to_string())),
+        }
+    }
+}

@@ -10,7 +10,7 @@ pub async fn health(app: &App) -> ApiResult {
     ok_json(&Health {
         ok: true,
         uptime_secs: app.started.elapsed().as_secs(),
-        session_count: 0,
+        session_count: app.sessions.active_count(),
         protocol_version: PROTOCOL_VERSION.to_owned(),
         socket_path: Some(app.socket_path.display().to_string()),
         tcp_address: app.tcp.address().map(|a| a.to_string()),

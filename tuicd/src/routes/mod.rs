@@ -1,6 +1,10 @@
 //! Route handlers, one module per area. Handlers take typed input and return `ApiResult`.
 
 pub mod auth;
+pub mod capture;
 pub mod config;
 pub mod events;
 pub mod health;
+pub mod monitor;
+pub mod sessions;
+pub mod stream;

@@ -22,6 +22,7 @@ use crate::events::EventBus;
 use crate::http::Caller;
 use crate::limits::{MAX_CONNECTIONS, REQUEST_TIMEOUT, SHUTDOWN_DRAIN};
 use crate::paths;
+use crate::session::SessionRegistry;
 use crate::state::{App, Shared};
 use ipc::IpcListener;
 use permit::PermitStream;
@@ -66,12 +67,15 @@ impl Daemon {
         let ipc = IpcListener::bind(&socket_path).await?;
         tracing::info!(listener = "ipc", path = %socket_path.display(), "IPC listener bound (always on)");
         let (stopping, shutdown) = watch::channel(false);
+        let events = Arc::new(EventBus::new());
+        let sessions = SessionRegistry::new(events.clone(), &options.config_dir);
         let app = App::new(Shared {
             config,
             config_dir: options.config_dir,
             socket_path,
             started: Instant::now(),
-            events: EventBus::new(),
+            events,
+            sessions,
             auth: Default::default(),
             tcp: Default::default(),
             shutdown,
@@ -114,6 +118,7 @@ impl Daemon {
         ipc.remove_file();
         let _ = stopping.send(true);
         app.tcp.stop().await;
+        app.sessions.close_all(proto::session::close_reason::SHUTDOWN).await;
         if tokio::time::timeout(SHUTDOWN_DRAIN, graceful.shutdown()).await.is_err() {
             tracing::warn!("connections still open after the drain deadline");
         }

@@ -4,3 +4,7 @@
 
 mod foundation;
 mod harness;
+mod monitor;
+mod session_util;
+mod sessions;
+mod stream;

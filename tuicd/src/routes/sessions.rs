@@ -1,0 +1,111 @@
+//! `/sessions` REST: list, create, write, resize, output, shell-family, pause, resume, close.
+//! Create, write, pause, resume and close are loopback-only.
+
+use http::StatusCode;
+use proto::session::{
+    CreateSessionRequest, CreateSessionResponse, OutputFormat, ResizeRequest, SessionInfo, ShellFamilyResponse,
+    WriteRequest,
+};
+use serde::Deserialize;
+
+use crate::http::body::{json_response, ok_json, query, read_json};
+use crate::http::{ApiError, ApiResult, Caller, Request};
+use crate::session::OutputQuery;
+use crate::state::App;
+
+fn ok() -> ApiResult {
+    ok_json(&serde_json::json!({"ok": true}))
+}
+
+pub async fn list(app: &App) -> ApiResult {
+    let sessions: Vec<SessionInfo> = app.sessions.list().iter().map(|s| s.info()).collect();
+    ok_json(&sessions)
+}
+
+pub async fn create(app: &App, caller: &Caller, req: Request) -> ApiResult {
+    caller.require_loopback("creating a session")?;
+    let body: CreateSessionRequest = read_json(req).await?;
+    let session = app.sessions.create(&body, app.config.get().max_sessions)?;
+    Ok(json_response(
+        StatusCode::CREATED,
+        &CreateSessionResponse {
+            session_id: session.id.clone(),
+            tuic_session: session.tuic_session.clone(),
+            alias: session.alias.clone(),
+        },
+    ))
+}
+
+/// One session's status (live or tombstone).
+pub async fn get(app: &App, id: &str) -> ApiResult {
+    ok_json(&app.sessions.resolve(id)?.info())
+}
+
+pub async fn write(app: &App, caller: &Caller, id: &str, req: Request) -> ApiResult {
+    caller.require_loopback("writing to a session")?;
+    let session = app.sessions.resolve(id)?;
+    let body: WriteRequest = read_json(req).await?;
+    session.write(body.data.into_bytes()).await?;
+    ok()
+}
+
+pub async fn resize(app: &App, id: &str, req: Request) -> ApiResult {
+    let session = app.sessions.resolve(id)?;
+    let body: ResizeRequest = read_json(req).await?;
+    session.resize(body.rows, body.cols)?;
+    ok()
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OutputParams {
+    #[serde(default)]
+    format: Option<String>,
+    limit: Option<usize>,
+    since_cursor: Option<u64>,
+    /// The reference's name for `since_cursor`.
+    offset: Option<u64>,
+}
+
+pub async fn output(app: &App, id: &str, req: Request) -> ApiResult {
+    let params: OutputParams = query(&req)?;
+    let format = match params.format.as_deref() {
+        None | Some("raw") => OutputFormat::Raw,
+        Some("text") => OutputFormat::Text,
+        Some("log") => OutputFormat::Log,
+        Some(other) => {
+            return Err(ApiError::InvalidField(format!("format: '{other}' is not one of raw, text, log")));
+        }
+    };
+    if params.limit == Some(0) {
+        return Err(ApiError::InvalidField("limit: must be at least 1".into()));
+    }
+    let session = app.sessions.resolve(id)?;
+    let since_cursor = params.since_cursor.or(params.offset);
+    ok_json(&session.output(OutputQuery { format, since_cursor, limit: params.limit }))
+}
+
+pub async fn shell_family(app: &App, id: &str) -> ApiResult {
+    ok_json(&ShellFamilyResponse { shell_family: app.sessions.resolve(id)?.shell_family() })
+}
+
+pub async fn pause(app: &App, caller: &Caller, id: &str) -> ApiResult {
+    caller.require_loopback("pausing a session")?;
+    app.sessions.resolve(id)?.pause()?;
+    ok()
+}
+
+pub async fn resume(app: &App, caller: &Caller, id: &str) -> ApiResult {
+    caller.require_loopback("resuming a session")?;
+    app.sessions.resolve(id)?.resume()?;
+    ok()
+}
+
+/// Ends the child and waits until the session has closed, so the answer means it is gone.
+pub async fn close(app: &App, caller: &Caller, id: &str) -> ApiResult {
+    caller.require_loopback("closing a session")?;
+    let session = app.sessions.resolve_live(id)?;
+    session.close(proto::session::close_reason::EXPLICIT_CLOSE);
+    session.finished().await;
+    ok_json(&serde_json::json!({"ok": true, "exit_code": session.exit_info().and_then(|e| e.exit_code)}))
+}

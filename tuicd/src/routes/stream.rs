@@ -1,0 +1,261 @@
+//! `GET /sessions/:id/stream`: the WebSocket. Catch-up from `?cursor=` (or the whole ring), then
+//! live JSON text frames (`output`, `parsed`, `lagged`, `exit`, `closed`), then the close
+//! handshake. Client text or binary frames are written to the PTY verbatim (loopback callers only).
+//!
+//! Each client reads the session broadcast at its own pace. A client whose socket stalls falls
+//! behind the broadcast's bounded window, is told with a `lagged` frame only if the ring no longer
+//! has what it missed, and is resynced from the ring: memory stays bounded and the PTY and the other
+//! clients never wait for it.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use bytes::Bytes;
+use futures_util::{SinkExt, StreamExt};
+use http_body_util::BodyExt;
+use hyper_tungstenite::HyperWebsocketStream;
+use hyper_tungstenite::tungstenite::Message;
+use proto::session::StreamFrame;
+use serde::Deserialize;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+
+use crate::http::body::query;
+use crate::http::{ApiError, ApiResult, Caller, Request};
+use crate::limits::WS_CATCH_UP_CHUNK;
+use crate::session::ring::incomplete_utf8_tail;
+use crate::session::{Session, SessionEvent};
+use crate::state::App;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StreamParams {
+    /// Byte cursor to catch up from; the oldest retained byte when absent.
+    cursor: Option<u64>,
+    /// The reference's name for `cursor`.
+    offset: Option<u64>,
+    /// Only `raw` is served over the socket; text/log readers poll `/output` with a cursor.
+    format: Option<String>,
+}
+
+pub async fn stream(app: &App, caller: &Caller, id: &str, mut req: Request) -> ApiResult {
+    let session = app.sessions.resolve(id)?;
+    let params: StreamParams = query(&req)?;
+    if params.format.as_deref().is_some_and(|f| f != "raw") {
+        return Err(ApiError::InvalidField("format: the stream serves 'raw' only".into()));
+    }
+    if !hyper_tungstenite::is_upgrade_request(&req) {
+        return Err(ApiError::BadRequest("this endpoint expects a WebSocket upgrade".into()));
+    }
+    let (response, websocket) = hyper_tungstenite::upgrade(&mut req, None)
+        .map_err(|e| ApiError::BadRequest(format!("WebSocket upgrade failed: {e}")))?;
+    let client = Client { app: app.clone(), session, can_write: caller.is_loopback(), next: 0, held: Vec::new() };
+    let cursor = params.cursor.or(params.offset);
+    tokio::spawn(async move {
+        match websocket.await {
+            Ok(socket) => client.run(socket, cursor).await,
+            Err(e) => tracing::debug!(error = %e, "WebSocket handshake failed"),
+        }
+    });
+    Ok(response.map(|body| body.map_err(|never| match never {}).boxed_unsync()))
+}
+
+struct Client {
+    app: App,
+    session: Arc<Session>,
+    can_write: bool,
+    /// Cursor after the last byte taken from the session (sent, or held in `held`).
+    next: u64,
+    /// An incomplete UTF-8 character at the end of the last chunk, sent with the next one.
+    held: Vec<u8>,
+}
+
+/// The socket is gone (or shutting down): stop serving this client.
+struct Gone;
+
+impl Client {
+    async fn run(mut self, socket: HyperWebsocketStream, cursor: Option<u64>) {
+        let (mut sink, mut incoming) = socket.split();
+        let (first, mut live, finished) = self.session.subscribe_from(cursor, WS_CATCH_UP_CHUNK);
+        self.next = first.start;
+        let result: Result<(), Gone> = async {
+            if first.missed > 0 {
+                send(&mut sink, &StreamFrame::Lagged { missed: first.missed, cursor: first.start }).await?;
+            }
+            self.forward(&mut sink, first.start, first.data).await?;
+            self.catch_up(&mut sink).await?;
+            if let Some(exit) = finished {
+                return self.end(&mut sink, exit.exit_code, exit.reason).await;
+            }
+            loop {
+                tokio::select! {
+                    () = self.app.stopping() => return Err(Gone),
+                    received = live.recv() => match received {
+                        Ok(event) => {
+                            if let Some((code, reason)) = self.on_event(&mut sink, &event, &mut live).await? {
+                                return self.end(&mut sink, code, reason).await;
+                            }
+                        }
+                        Err(RecvError::Lagged(_)) => {
+                            self.app.sessions.counters().ws_lag_resyncs.fetch_add(1, Ordering::Relaxed);
+                            self.catch_up(&mut sink).await?;
+                        }
+                        Err(RecvError::Closed) => return Err(Gone),
+                    },
+                    message = incoming.next() => match message {
+                        Some(Ok(Message::Text(text))) => self.input(Bytes::from(text)).await,
+                        Some(Ok(Message::Binary(data))) => self.input(data).await,
+                        Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return Err(Gone),
+                        Some(Ok(_)) => {}
+                    },
+                }
+            }
+        }
+        .await;
+        if result.is_err() {
+            let _ = sink.send(Message::Close(None)).await;
+        }
+    }
+
+    /// Sends one event, coalescing the output chunks already queued behind it into one frame.
+    /// Returns the exit code and reason once the session has closed.
+    async fn on_event(
+        &mut self,
+        sink: &mut Sink,
+        event: &SessionEvent,
+        live: &mut tokio::sync::broadcast::Receiver<Arc<SessionEvent>>,
+    ) -> Result<Option<(Option<i32>, &'static str)>, Gone> {
+        let mut event = event.clone();
+        let mut exit_code = None;
+        loop {
+            match event {
+                SessionEvent::Output { start, data } => {
+                    let mut batch = data.to_vec();
+                    let mut follow = None;
+                    while batch.len() < WS_CATCH_UP_CHUNK {
+                        match live.try_recv() {
+                            Ok(next) => match &*next {
+                                SessionEvent::Output { start: s, data } if *s == start + batch.len() as u64 => {
+                                    batch.extend_from_slice(data)
+                                }
+                                other => {
+                                    follow = Some(other.clone());
+                                    break;
+                                }
+                            },
+                            Err(TryRecvError::Lagged(_)) => {
+                                self.deliver(sink, start, batch).await?;
+                                self.app.sessions.counters().ws_lag_resyncs.fetch_add(1, Ordering::Relaxed);
+                                self.catch_up(sink).await?;
+                                return Ok(None);
+                            }
+                            Err(_) => break,
+                        }
+                    }
+                    self.deliver(sink, start, batch).await?;
+                    match follow {
+                        Some(next) => event = next,
+                        None => return Ok(None),
+                    }
+                }
+                SessionEvent::Parsed(parsed) => {
+                    send(sink, &StreamFrame::Parsed { event: parsed }).await?;
+                    return Ok(None);
+                }
+                SessionEvent::Exit { exit_code: code } => {
+                    exit_code = code;
+                    match live.recv().await {
+                        Ok(next) => event = (*next).clone(),
+                        Err(_) => return Ok(Some((exit_code, "closed"))),
+                    }
+                }
+                SessionEvent::Closed { reason } => return Ok(Some((exit_code, reason))),
+            }
+        }
+    }
+
+    /// Sends a live chunk; a chunk that starts beyond `next` means this client missed bytes, so
+    /// it resyncs from the ring instead.
+    async fn deliver(&mut self, sink: &mut Sink, start: u64, data: Vec<u8>) -> Result<(), Gone> {
+        if start > self.next {
+            return self.catch_up(sink).await;
+        }
+        self.forward(sink, start, data).await
+    }
+
+    /// Sends the part of `[start, start + data.len())` this client has not had yet (`start` must not
+    /// be beyond `next`).
+    async fn forward(&mut self, sink: &mut Sink, start: u64, data: Vec<u8>) -> Result<(), Gone> {
+        let end = start + data.len() as u64;
+        if end <= self.next {
+            return Ok(());
+        }
+        let fresh = &data[(self.next - start) as usize..];
+        self.next = end;
+        let mut bytes = std::mem::take(&mut self.held);
+        bytes.extend_from_slice(fresh);
+        let hold = incomplete_utf8_tail(&bytes);
+        self.held = bytes.split_off(bytes.len() - hold);
+        self.send_output(sink, bytes).await
+    }
+
+    async fn send_output(&mut self, sink: &mut Sink, bytes: Vec<u8>) -> Result<(), Gone> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        let total_written = self.next - self.held.len() as u64;
+        let cursor = total_written - bytes.len() as u64;
+        let data = match String::from_utf8(bytes) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        };
+        send(sink, &StreamFrame::Output { data, cursor, total_written }).await
+    }
+
+    /// Reads the ring from `next` until it is exhausted, telling the client what was evicted.
+    async fn catch_up(&mut self, sink: &mut Sink) -> Result<(), Gone> {
+        loop {
+            let read = self.session.read_raw(self.next, WS_CATCH_UP_CHUNK);
+            if read.missed > 0 {
+                self.held.clear();
+                self.next = read.start;
+                send(sink, &StreamFrame::Lagged { missed: read.missed, cursor: read.start }).await?;
+            }
+            if read.data.is_empty() {
+                return Ok(());
+            }
+            self.forward(sink, read.start, read.data).await?;
+        }
+    }
+
+    /// Flushes what is held, then `exit`, `closed` and the close handshake.
+    async fn end(&mut self, sink: &mut Sink, exit_code: Option<i32>, reason: &'static str) -> Result<(), Gone> {
+        self.catch_up(sink).await?;
+        let held = std::mem::take(&mut self.held);
+        if !held.is_empty() {
+            let total_written = self.next;
+            let data = String::from_utf8_lossy(&held).into_owned();
+            send(sink, &StreamFrame::Output { data, cursor: total_written - held.len() as u64, total_written }).await?;
+        }
+        let session_id = self.session.id.clone();
+        send(sink, &StreamFrame::Exit { session_id: session_id.clone(), exit_code }).await?;
+        send(sink, &StreamFrame::Closed { session_id, reason: reason.to_owned() }).await?;
+        sink.close().await.map_err(|_| Gone)
+    }
+
+    async fn input(&self, data: Bytes) {
+        if !self.can_write {
+            tracing::debug!(session = %self.session.id, "ignoring WebSocket input from a remote caller");
+            return;
+        }
+        if let Err(e) = self.session.write(data).await {
+            tracing::debug!(session = %self.session.id, error = %e, "WebSocket input refused");
+        }
+    }
+}
+
+type Sink = futures_util::stream::SplitSink<HyperWebsocketStream, Message>;
+
+async fn send(sink: &mut Sink, frame: &StreamFrame) -> Result<(), Gone> {
+    let text = serde_json::to_string(frame).map_err(|_| Gone)?;
+    sink.send(Message::text(text)).await.map_err(|_| Gone)
+}

@@ -1,0 +1,142 @@
+//! Raw PTY capture (`.tcap`): an off-by-default tap that records what crossed the PTY, one record
+//! per original read or write, for agent-state regression fixtures.
+//!
+//! File format: the 8-byte magic `TCAP\x01\n\0\0`, then records of
+//! `direction: u8` (`b'o'` output from the child, `b'i'` input to it), `micros: u64 LE` (monotonic,
+//! since the file was opened), `len: u32 LE`, then `len` bytes. A record that would take the file
+//! past [`CAPTURE_MAX_BYTES`] is dropped and the file stops growing.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::owner::Session;
+use crate::limits::CAPTURE_MAX_BYTES;
+
+pub const TCAP_MAGIC: &[u8; 8] = b"TCAP\x01\n\0\0";
+const RECORD_HEADER: u64 = 1 + 8 + 4;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Output,
+    Input,
+}
+
+#[derive(Debug)]
+pub struct CaptureFile {
+    file: File,
+    started: Instant,
+    written: u64,
+    full: bool,
+}
+
+impl CaptureFile {
+    /// Starts a fresh file (a new enable truncates the previous capture).
+    pub fn create(dir: &Path, session_id: &str) -> std::io::Result<Self> {
+        std::fs::create_dir_all(dir)?;
+        let mut file = File::create(path_for(dir, session_id))?;
+        file.write_all(TCAP_MAGIC)?;
+        Ok(Self { file, started: Instant::now(), written: TCAP_MAGIC.len() as u64, full: false })
+    }
+
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    fn record(&mut self, direction: Direction, data: &[u8]) {
+        if self.full {
+            return;
+        }
+        let size = RECORD_HEADER + data.len() as u64;
+        if self.written + size > CAPTURE_MAX_BYTES {
+            self.full = true;
+            return;
+        }
+        let mut record = Vec::with_capacity(size as usize);
+        record.push(match direction {
+            Direction::Output => b'o',
+            Direction::Input => b'i',
+        });
+        record.extend_from_slice(&(self.started.elapsed().as_micros() as u64).to_le_bytes());
+        record.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        record.extend_from_slice(data);
+        // One write per record, no fsync: a small append to the page cache.
+        match self.file.write_all(&record) {
+            Ok(()) => self.written += size,
+            Err(e) => {
+                tracing::warn!(error = %e, "capture write failed; this capture stops");
+                self.full = true;
+            }
+        }
+    }
+}
+
+pub fn path_for(dir: &Path, session_id: &str) -> PathBuf {
+    dir.join(format!("{session_id}.tcap"))
+}
+
+/// One decoded record, for tests and tools.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    pub direction: Direction,
+    pub micros: u64,
+    pub data: Vec<u8>,
+}
+
+/// Decodes a `.tcap` file; `None` when it is not one.
+pub fn decode(bytes: &[u8]) -> Option<Vec<Record>> {
+    let mut rest = bytes.strip_prefix(TCAP_MAGIC.as_slice())?;
+    let mut records = Vec::new();
+    while !rest.is_empty() {
+        let direction = match rest.first()? {
+            b'o' => Direction::Output,
+            b'i' => Direction::Input,
+            _ => return None,
+        };
+        let micros = u64::from_le_bytes(rest.get(1..9)?.try_into().ok()?);
+        let len = u32::from_le_bytes(rest.get(9..13)?.try_into().ok()?) as usize;
+        let data = rest.get(13..13 + len)?.to_vec();
+        records.push(Record { direction, micros, data });
+        rest = &rest[13 + len..];
+    }
+    Some(records)
+}
+
+impl Session {
+    pub(super) fn record(&self, direction: Direction, data: &[u8]) {
+        let mut capture = self.capture.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(file) = capture.as_mut() {
+            file.record(direction, data);
+        }
+    }
+
+    /// Replaces this session's capture (None stops it). Returns the previous file's size.
+    pub(super) fn set_capture(&self, file: Option<CaptureFile>) {
+        *self.capture.lock().unwrap_or_else(|e| e.into_inner()) = file;
+    }
+
+    pub(super) fn capture_written(&self) -> Option<u64> {
+        self.capture.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(CaptureFile::written)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_keep_boundaries_and_stop_at_the_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut file = CaptureFile::create(dir.path(), "s1").unwrap();
+        file.record(Direction::Input, b"ls\r");
+        file.record(Direction::Output, b"a b");
+        file.record(Direction::Output, &vec![b'x'; CAPTURE_MAX_BYTES as usize]);
+        let records = decode(&std::fs::read(path_for(dir.path(), "s1")).unwrap()).unwrap();
+        assert_eq!(records.len(), 2);
+        assert_eq!((records[0].direction, records[0].data.as_slice()), (Direction::Input, &b"ls\r"[..]));
+        assert_eq!(records[1].data, b"a b");
+        assert!(records[0].micros <= records[1].micros);
+        assert_eq!(file.written(), 8 + 13 + 3 + 13 + 3);
+    }
+}

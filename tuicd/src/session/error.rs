@@ -1,0 +1,24 @@
+//! What can go wrong with a session request. Each variant names what was wrong; the HTTP layer maps
+//! it onto `ApiError` and the MCP layer onto a tool error.
+
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// No live session or tombstone answers to this reference.
+    #[error("no session matches '{0}' (tried PTY id, tuic_session and alias)")]
+    NotFound(String),
+    /// A request field is out of range or malformed; nothing was changed.
+    #[error("{0}")]
+    InvalidField(String),
+    #[error("the session limit is reached: {max} sessions are running (services.max_sessions)")]
+    Limit { max: usize },
+    /// The session's child has exited; it no longer accepts input or resizes.
+    #[error("session {session_id} has exited{}; it no longer accepts {action}", exit_suffix(*.exit_code))]
+    Exited { session_id: String, exit_code: Option<i32>, action: &'static str },
+    /// The PTY or the child could not be started.
+    #[error("could not start the session: {0}")]
+    Spawn(String),
+}
+
+fn exit_suffix(code: Option<i32>) -> String {
+    code.map(|c| format!(" with code {c}")).unwrap_or_default()
+}

@@ -1,0 +1,69 @@
+//! PTY sessions: one owner struct per session, one registry, one resolver.
+//!
+//! # The Rust API (used by the REST routes, the WebSocket stream and the MCP `session` tool)
+//!
+//! ```text
+//! SessionRegistry::create(&self, req: &CreateSessionRequest, max_sessions: usize) -> Result<Arc<Session>, SessionError>
+//! SessionRegistry::resolve(&self, reference: &str) -> Result<Arc<Session>, SessionError>      // id | tuic_session | alias; live, then tombstones
+//! SessionRegistry::resolve_live(&self, reference: &str) -> Result<Arc<Session>, SessionError> // Exited error for a tombstone
+//! SessionRegistry::list(&self) -> Vec<Arc<Session>>           SessionRegistry::tombstones(&self) -> Vec<Arc<Session>>
+//! SessionRegistry::stats(&self, max) -> Stats   ::metrics(&self) -> Metrics   ::process_stats(&self) -> Vec<ProcessStat>
+//! SessionRegistry::set_capture(&self, enabled: bool, session: Option<&str>) -> Result<CaptureStatus, SessionError>
+//! SessionRegistry::close_all(&self, reason: &'static str)     // async; shutdown
+//!
+//! Session::write(&self, data: impl Into<Bytes>) -> Result<(), SessionError>   // async; raw bytes to the child, in order
+//! Session::resize(&self, rows: u16, cols: u16) -> Result<(), SessionError>
+//! Session::output(&self, OutputQuery { format, since_cursor, limit }) -> OutputResponse // `cursor` = next since_cursor
+//! Session::screen(&self) -> ScreenSnapshot { rows, cursor, alternate_screen }
+//! Session::info(&self) -> SessionInfo        // status: shell_state (omitted before first output), exited, exit_code, cursors
+//! Session::shell_state(&self) -> Option<ShellState>    Session::shell_family(&self) -> Option<ShellFamily>
+//! Session::wait(&self, until: WaitFor::{Idle, Exited}, timeout: Duration) -> WaitOutcome  // async; subscribe-then-recheck
+//! Session::close(&self, reason: &'static str)   // SIGHUP to the job, SIGKILL to the child; the session then finishes
+//! Session::pause(&self) / resume(&self) -> Result<(), SessionError>
+//! Session::subscribe_from(&self, cursor: Option<u64>, limit: usize) -> (RingRead, broadcast::Receiver<Arc<SessionEvent>>, Option<ExitInfo>)
+//! Session::finished(&self)                   // async; resolves once exited and drained
+//! Session::exit_info(&self) -> Option<ExitInfo>
+//! ```
+//!
+//! # Invariants
+//! - One constructor ([`Session::start`], reached only through [`SessionRegistry::create`]) and one
+//!   teardown (`Session::finish`, run by the supervisor task). After it the session is a tombstone
+//!   for [`SESSION_TOMBSTONE_TTL`](crate::limits::SESSION_TOMBSTONE_TTL): output and exit code stay
+//!   readable, input is refused.
+//! - Every byte the child wrote is in the ring, the screen and the broadcast before `Exit`.
+//! - Cursors only move forward: bytes for raw output, log lines for text/log output.
+//! - No per-session timer: an idle session costs its three parked tasks and its buffers.
+//! - This module knows nothing about HTTP.
+
+mod alias;
+pub mod capture;
+mod error;
+mod owner;
+mod process;
+mod read;
+mod registry;
+pub mod ring;
+mod screen;
+mod spawn;
+mod tasks;
+
+use std::sync::atomic::AtomicU64;
+
+pub use error::SessionError;
+pub use owner::{ExitInfo, Session, SessionEvent};
+pub use read::{OutputQuery, ScreenSnapshot, WaitFor, WaitOutcome};
+pub use registry::SessionRegistry;
+
+/// Daemon-wide session counters behind `/metrics`.
+#[derive(Debug, Default)]
+pub struct Counters {
+    pub total_spawned: AtomicU64,
+    pub failed_spawns: AtomicU64,
+    pub bytes_emitted: AtomicU64,
+    pub bytes_written: AtomicU64,
+    pub pauses_triggered: AtomicU64,
+    pub ws_lag_resyncs: AtomicU64,
+}
+
+#[cfg(test)]
+mod tests;

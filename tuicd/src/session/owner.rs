@@ -1,0 +1,268 @@
+//! [`Session`]: the one owner of a PTY session. Built only by [`Session::start`]; torn down only by
+//! [`Session::finish`] (called by the supervisor task when the child is gone and output drained).
+
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Instant, SystemTime};
+
+use bytes::Bytes;
+use proto::session::ParsedEvent;
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
+
+use super::capture::CaptureFile;
+use super::ring::RawRing;
+use super::screen::ScreenModel;
+use super::spawn::{SpawnPlan, check_size};
+use super::{Counters, SessionError, tasks};
+use crate::limits::{PTY_INPUT_QUEUE, SESSION_BROADCAST_CAPACITY, SESSION_LOG_LINES, SESSION_RING_BYTES};
+
+/// Runs once when a session has finished (the registry moves it to the tombstones).
+pub(super) type OnClose = Box<dyn FnOnce(&Arc<Session>) + Send>;
+
+/// What a session broadcasts to its subscribers, in order. `Output` carries the cursor of its first
+/// byte, so a subscriber can line live chunks up with a catch-up read from the ring.
+#[derive(Debug, Clone)]
+pub enum SessionEvent {
+    Output {
+        start: u64,
+        data: Bytes,
+    },
+    Parsed(ParsedEvent),
+    /// The child exited and every byte it wrote has been broadcast.
+    Exit {
+        exit_code: Option<i32>,
+    },
+    /// Always the last event.
+    Closed {
+        reason: &'static str,
+    },
+}
+
+/// How and why a session ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExitInfo {
+    /// The exit code, or 128 + signal; `None` when the status could not be read.
+    pub exit_code: Option<i32>,
+    pub reason: &'static str,
+}
+
+/// Identity fields fixed at creation.
+#[derive(Debug, Clone)]
+pub struct Identity {
+    pub id: String,
+    pub tuic_session: String,
+    pub alias: String,
+    pub display_name: Option<String>,
+    pub agent_type: Option<String>,
+}
+
+pub struct Session {
+    pub id: String,
+    pub tuic_session: String,
+    pub alias: String,
+    pub display_name: Option<String>,
+    pub agent_type: Option<String>,
+    pub cwd: PathBuf,
+    pub shell: String,
+    pub pid: Option<u32>,
+    pub created: SystemTime,
+    /// A std mutex: held only to append a chunk or to copy a read out, never across `.await`. The
+    /// reader broadcasts under it so that live order equals cursor order for every subscriber.
+    pub(super) out: Mutex<OutputState>,
+    pub(super) live: broadcast::Sender<Arc<SessionEvent>>,
+    input: mpsc::Sender<Bytes>,
+    pub(super) paused: watch::Sender<bool>,
+    /// Flips to true once, in `finish`.
+    pub(super) done: watch::Sender<bool>,
+    kill: Mutex<Option<oneshot::Sender<&'static str>>>,
+    /// A duplicate of the PTY master, used only for `TIOCSWINSZ` so a resize never waits on a
+    /// writer blocked by a child that stopped reading.
+    winsize_fd: OwnedFd,
+    pub(super) capture: Mutex<Option<CaptureFile>>,
+    pub(super) counters: Arc<Counters>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session").field("id", &self.id).field("alias", &self.alias).finish_non_exhaustive()
+    }
+}
+
+pub(super) struct OutputState {
+    pub ring: RawRing,
+    pub screen: ScreenModel,
+    pub last_output: Option<Instant>,
+    pub exit: Option<ExitInfo>,
+}
+
+impl Session {
+    /// The one constructor: starts the planned child on a fresh PTY, then the reader, writer and
+    /// supervisor tasks. `on_close` runs once, after [`Session::finish`].
+    pub(super) fn start(
+        plan: &SpawnPlan,
+        identity: Identity,
+        capture: Option<CaptureFile>,
+        counters: Arc<Counters>,
+        on_close: OnClose,
+    ) -> Result<Arc<Session>, SessionError> {
+        let (pty, child) = super::spawn::start(plan, &identity.tuic_session)?;
+        let winsize_fd = std::os::fd::AsFd::as_fd(&pty)
+            .try_clone_to_owned()
+            .map_err(|e| SessionError::Spawn(format!("duplicating the PTY descriptor: {e}")))?;
+        let (reader, writer) = pty.into_split();
+        let (input, input_rx) = mpsc::channel(PTY_INPUT_QUEUE);
+        let (kill, kill_rx) = oneshot::channel();
+        let session = Arc::new(Session {
+            id: identity.id,
+            tuic_session: identity.tuic_session,
+            alias: identity.alias,
+            display_name: identity.display_name,
+            agent_type: identity.agent_type,
+            cwd: plan.cwd.clone(),
+            shell: plan.shell.clone(),
+            pid: child.id(),
+            created: SystemTime::now(),
+            out: Mutex::new(OutputState {
+                ring: RawRing::new(SESSION_RING_BYTES),
+                screen: ScreenModel::new(plan.rows, plan.cols, SESSION_LOG_LINES),
+                last_output: None,
+                exit: None,
+            }),
+            live: broadcast::channel(SESSION_BROADCAST_CAPACITY).0,
+            input,
+            paused: watch::channel(false).0,
+            done: watch::channel(false).0,
+            kill: Mutex::new(Some(kill)),
+            winsize_fd,
+            capture: Mutex::new(capture),
+            counters,
+        });
+        let reading = tokio::spawn(tasks::read_output(session.clone(), reader));
+        tokio::spawn(tasks::write_input(session.clone(), writer, input_rx));
+        tokio::spawn(tasks::supervise(session.clone(), child, reading, kill_rx, on_close));
+        Ok(session)
+    }
+
+    pub(super) fn lock(&self) -> MutexGuard<'_, OutputState> {
+        self.out.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Queues raw bytes for the child's input, in order. Waits only when the input queue is full
+    /// (a child that stopped reading); never blocks output.
+    pub async fn write(&self, data: impl Into<Bytes>) -> Result<(), SessionError> {
+        self.ensure_running("input")?;
+        let data = data.into();
+        let len = data.len() as u64;
+        self.input.send(data).await.map_err(|_| self.exited_error("input"))?;
+        self.counters.bytes_written.fetch_add(len, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Resizes the screen model first, then the PTY (which signals SIGWINCH), so output that answers
+    /// the signal is parsed at the new size. The same size is a no-op.
+    pub fn resize(&self, rows: u16, cols: u16) -> Result<(), SessionError> {
+        check_size("rows", rows)?;
+        check_size("cols", cols)?;
+        let mut out = self.lock();
+        if let Some(exit) = out.exit {
+            return Err(SessionError::Exited {
+                session_id: self.id.clone(),
+                exit_code: exit.exit_code,
+                action: "resizes",
+            });
+        }
+        if out.screen.size() == (rows, cols) {
+            return Ok(());
+        }
+        out.screen.resize(rows, cols);
+        let size = rustix::termios::Winsize { ws_row: rows, ws_col: cols, ws_xpixel: 0, ws_ypixel: 0 };
+        rustix::termios::tcsetwinsize(&self.winsize_fd, size)
+            .map_err(|e| SessionError::Spawn(format!("resizing the PTY: {e}")))
+    }
+
+    /// Stops reading the PTY (the child blocks once the kernel buffer fills); idempotent.
+    pub fn pause(&self) -> Result<(), SessionError> {
+        self.ensure_running("pause")?;
+        if !self.paused.send_replace(true) {
+            self.counters.pauses_triggered.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    pub fn resume(&self) -> Result<(), SessionError> {
+        self.ensure_running("resume")?;
+        self.paused.send_replace(false);
+        Ok(())
+    }
+
+    pub fn is_paused(&self) -> bool {
+        *self.paused.borrow()
+    }
+
+    /// Ends the child (SIGHUP to its process group, then SIGKILL to the child). The session closes
+    /// with `reason` once the supervisor has drained its output. Idempotent.
+    pub fn close(&self, reason: &'static str) {
+        let kill = self.kill.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(kill) = kill {
+            let _ = kill.send(reason);
+        }
+    }
+
+    /// Subscribes to output and lifecycle events. Pair with a ring read for catch-up: see
+    /// [`Session::subscribe_from`].
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<SessionEvent>> {
+        self.live.subscribe()
+    }
+
+    /// Subscribes and reads the ring from `cursor` under one lock, so the catch-up and the first
+    /// live chunk neither overlap nor leave a gap. Returns the catch-up, the receiver and whether
+    /// the session had already finished (its `Exit`/`Closed` events will not be broadcast again).
+    pub fn subscribe_from(
+        &self,
+        cursor: Option<u64>,
+        limit: usize,
+    ) -> (super::ring::RingRead, broadcast::Receiver<Arc<SessionEvent>>, Option<ExitInfo>) {
+        let out = self.lock();
+        let rx = self.live.subscribe();
+        let read = out.ring.read_from(cursor.unwrap_or(out.ring.oldest()), limit);
+        (read, rx, out.exit)
+    }
+
+    /// Resolves once the session is finished (exited and drained).
+    pub async fn finished(&self) {
+        let mut done = self.done.subscribe();
+        let _ = done.wait_for(|d| *d).await;
+    }
+
+    pub fn exit_info(&self) -> Option<ExitInfo> {
+        self.lock().exit
+    }
+
+    /// The one teardown: records the exit, broadcasts `Exit` then `Closed` (after every output
+    /// chunk, which the reader broadcast under the same lock), and stops the writer.
+    pub(super) fn finish(&self, exit_code: Option<i32>, reason: &'static str) {
+        {
+            let mut out = self.lock();
+            if out.exit.is_some() {
+                return;
+            }
+            out.exit = Some(ExitInfo { exit_code, reason });
+            let _ = self.live.send(Arc::new(SessionEvent::Exit { exit_code }));
+            let _ = self.live.send(Arc::new(SessionEvent::Closed { reason }));
+        }
+        self.paused.send_replace(false);
+        self.done.send_replace(true);
+        self.kill.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+
+    fn ensure_running(&self, action: &'static str) -> Result<(), SessionError> {
+        if self.lock().exit.is_some() { Err(self.exited_error(action)) } else { Ok(()) }
+    }
+
+    fn exited_error(&self, action: &'static str) -> SessionError {
+        let exit_code = self.lock().exit.and_then(|e| e.exit_code);
+        SessionError::Exited { session_id: self.id.clone(), exit_code, action }
+    }
+}

@@ -1,0 +1,204 @@
+//! Reading a session: output by cursor in three formats, status, and waiting for a state.
+
+use std::time::{Duration, Instant};
+
+use proto::session::{OutputFormat, OutputResponse, SessionInfo, ShellFamily, ShellState};
+use tokio::sync::broadcast::error::RecvError;
+
+use super::owner::Session;
+use super::ring::{RingRead, continuation_head, incomplete_utf8_tail};
+use crate::limits::{OUTPUT_DEFAULT_BYTES, SESSION_LOG_LINES, SHELL_IDLE_AFTER};
+
+/// An output read. Cursors are bytes for `Raw` and log lines for `Text`/`Log`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OutputQuery {
+    pub format: OutputFormat,
+    /// Read forward from here (a delta); without it, the tail.
+    pub since_cursor: Option<u64>,
+    /// Raw: bytes (default 8192). Text/log: lines (default: all retained).
+    pub limit: Option<usize>,
+}
+
+/// The visible screen: plain rows, the cursor and whether a full-screen program has the
+/// alternate screen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScreenSnapshot {
+    pub rows: Vec<String>,
+    /// (row, col), zero-based.
+    pub cursor: (u16, u16),
+    pub alternate_screen: bool,
+}
+
+/// What `wait` waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitFor {
+    /// `shell_state` is idle (output has been silent for the idle threshold), or the session exited.
+    Idle,
+    Exited,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitOutcome {
+    Reached,
+    TimedOut,
+}
+
+impl Session {
+    /// Reads output. Every response carries `cursor`, the value to pass next as `since_cursor`;
+    /// successive deltas never repeat or skip (a raw delta never splits a UTF-8 character; it stops
+    /// before an incomplete one and the next delta starts with it).
+    pub fn output(&self, query: OutputQuery) -> OutputResponse {
+        let out = self.lock();
+        let exit = out.exit;
+        let mut response = match query.format {
+            OutputFormat::Raw => {
+                let limit = query.limit.unwrap_or(OUTPUT_DEFAULT_BYTES);
+                let mut read = match query.since_cursor {
+                    Some(from) => out.ring.read_from(from, limit),
+                    None => out.ring.tail(limit),
+                };
+                let skip = continuation_head(&read.data);
+                read.data.drain(..skip);
+                read.start += skip as u64;
+                let hold = incomplete_utf8_tail(&read.data);
+                // Hold an incomplete character back only when more bytes can still complete it.
+                if hold < read.data.len() || exit.is_none() {
+                    read.data.truncate(read.data.len() - hold);
+                }
+                let data = String::from_utf8_lossy(&read.data).into_owned();
+                OutputResponse {
+                    data_length: data.len(),
+                    data,
+                    cursor: read.start + read.data.len() as u64,
+                    total_written: out.ring.total(),
+                    oldest_cursor: out.ring.oldest(),
+                    lines: None,
+                    screen: None,
+                    exited: false,
+                    exit_code: None,
+                }
+            }
+            OutputFormat::Text | OutputFormat::Log => {
+                let limit = query.limit.unwrap_or(SESSION_LOG_LINES);
+                let read = match query.since_cursor {
+                    Some(from) => out.screen.log_from(from, limit),
+                    None => out.screen.log_tail(limit),
+                };
+                let cursor = read.start + read.lines.len() as u64;
+                let screen = query.since_cursor.is_none().then(|| out.screen.screen_rows());
+                let mut text = read.lines.clone();
+                text.extend(screen.iter().flatten().cloned());
+                let data = text.join("\n");
+                let is_log = query.format == OutputFormat::Log;
+                OutputResponse {
+                    data_length: data.len(),
+                    data,
+                    cursor,
+                    total_written: out.screen.total_lines(),
+                    oldest_cursor: out.screen.oldest_line(),
+                    lines: is_log.then_some(read.lines),
+                    screen: if is_log { screen } else { None },
+                    exited: false,
+                    exit_code: None,
+                }
+            }
+        };
+        response.exited = exit.is_some();
+        response.exit_code = exit.and_then(|e| e.exit_code);
+        response
+    }
+
+    /// Raw bytes from `from` (clamped to the oldest retained byte), at most `limit`.
+    pub fn read_raw(&self, from: u64, limit: usize) -> RingRead {
+        self.lock().ring.read_from(from, limit)
+    }
+
+    pub fn screen(&self) -> ScreenSnapshot {
+        let out = self.lock();
+        ScreenSnapshot {
+            rows: out.screen.screen_rows(),
+            cursor: out.screen.cursor(),
+            alternate_screen: out.screen.alternate_screen(),
+        }
+    }
+
+    /// `busy` while output arrived within [`SHELL_IDLE_AFTER`], `idle` after; `None` before the
+    /// first output. Computed on read, so an idle session costs no timer.
+    pub fn shell_state(&self) -> Option<ShellState> {
+        let last = self.lock().last_output?;
+        Some(if last.elapsed() < SHELL_IDLE_AFTER { ShellState::Busy } else { ShellState::Idle })
+    }
+
+    pub fn shell_family(&self) -> Option<ShellFamily> {
+        if self.lock().exit.is_some() {
+            return None;
+        }
+        let name = self.shell.rsplit(['/', '\\']).next().unwrap_or("").trim_end_matches(".exe").to_ascii_lowercase();
+        Some(match name.as_str() {
+            "sh" | "bash" | "zsh" | "dash" | "ksh" | "mksh" | "ash" | "yash" | "busybox" => ShellFamily::Posix,
+            "cmd" | "powershell" | "pwsh" => ShellFamily::WindowsNative,
+            _ => ShellFamily::Unknown,
+        })
+    }
+
+    pub fn info(&self) -> SessionInfo {
+        let shell_state = self.shell_state();
+        let out = self.lock();
+        let (rows, cols) = out.screen.size();
+        SessionInfo {
+            session_id: self.id.clone(),
+            tuic_session: self.tuic_session.clone(),
+            alias: self.alias.clone(),
+            cwd: self.cwd.display().to_string(),
+            shell: self.shell.clone(),
+            display_name: self.display_name.clone(),
+            agent_type: self.agent_type.clone(),
+            rows,
+            cols,
+            pid: if out.exit.is_none() { self.pid } else { None },
+            shell_state,
+            paused: self.is_paused(),
+            exited: out.exit.is_some(),
+            exit_code: out.exit.and_then(|e| e.exit_code),
+            total_written: out.ring.total(),
+            total_lines: out.screen.total_lines(),
+        }
+    }
+
+    /// Waits until `until` holds or `timeout` passes. Subscribes before it checks, so a change
+    /// between the check and the wait is never missed; sleeps only while someone waits.
+    pub async fn wait(&self, until: WaitFor, timeout: Duration) -> WaitOutcome {
+        let deadline = Instant::now() + timeout;
+        let mut events = self.subscribe();
+        let mut done = self.done.subscribe();
+        loop {
+            let (exited, last_output) = {
+                let out = self.lock();
+                (out.exit.is_some(), out.last_output)
+            };
+            let idle_at = last_output.map(|t| t + SHELL_IDLE_AFTER);
+            let reached = exited
+                || match until {
+                    WaitFor::Exited => false,
+                    WaitFor::Idle => idle_at.is_some_and(|t| t <= Instant::now()),
+                };
+            if reached {
+                return WaitOutcome::Reached;
+            }
+            if Instant::now() >= deadline {
+                return WaitOutcome::TimedOut;
+            }
+            let wake = match (until, idle_at) {
+                (WaitFor::Idle, Some(t)) => t.min(deadline),
+                _ => deadline,
+            };
+            tokio::select! {
+                () = tokio::time::sleep_until(wake.into()) => {}
+                _ = done.wait_for(|d| *d) => {}
+                received = events.recv(), if until == WaitFor::Idle && idle_at.is_none() => {
+                    if matches!(received, Err(RecvError::Closed)) { return WaitOutcome::Reached; }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! Turning a create request into a checked spawn plan, and starting the child on a fresh PTY.
+//! Every check runs before anything is created, so a refused request leaves nothing behind.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use proto::session::CreateSessionRequest;
+
+use super::SessionError;
+use crate::limits::{DEFAULT_COLS, DEFAULT_ROWS, TERMINAL_SIZE_MAX, TERMINAL_SIZE_MIN};
+
+/// A create request whose every field has been checked.
+#[derive(Debug, Clone)]
+pub struct SpawnPlan {
+    pub rows: u16,
+    pub cols: u16,
+    /// The program, resolved to an absolute executable path.
+    pub program: PathBuf,
+    /// What the client asked for (shown in listings).
+    pub shell: String,
+    pub args: Vec<String>,
+    pub cwd: PathBuf,
+    pub env: BTreeMap<String, String>,
+}
+
+/// Checks rows/cols, the program, the working directory and the environment names.
+pub fn plan(req: &CreateSessionRequest) -> Result<SpawnPlan, SessionError> {
+    let rows = check_size("rows", req.rows.unwrap_or(DEFAULT_ROWS))?;
+    let cols = check_size("cols", req.cols.unwrap_or(DEFAULT_COLS))?;
+    let shell = match &req.shell {
+        Some(s) if !s.trim().is_empty() => s.clone(),
+        Some(_) => return Err(SessionError::InvalidField("shell: must not be empty".into())),
+        None => std::env::var("SHELL").ok().filter(|s| !s.is_empty()).unwrap_or_else(|| "/bin/sh".into()),
+    };
+    let program = resolve_program(&shell)?;
+    let cwd = match &req.cwd {
+        Some(dir) => {
+            let path = PathBuf::from(dir);
+            if !path.is_absolute() {
+                return Err(SessionError::InvalidField(format!("cwd: '{dir}' is not an absolute path")));
+            }
+            if !path.is_dir() {
+                return Err(SessionError::InvalidField(format!("cwd: '{dir}' is not a directory")));
+            }
+            path
+        }
+        None => std::env::var_os("HOME").map(PathBuf::from).filter(|p| p.is_dir()).unwrap_or_else(|| "/".into()),
+    };
+    for key in req.env.keys() {
+        if key.is_empty() || key.contains('=') || key.contains('\0') {
+            return Err(SessionError::InvalidField(format!("env: '{key}' is not a valid variable name")));
+        }
+    }
+    if req.env.values().chain(&req.args).any(|v| v.contains('\0')) {
+        return Err(SessionError::InvalidField("env/args: values must not contain NUL".into()));
+    }
+    Ok(SpawnPlan { rows, cols, program, shell, args: req.args.clone(), cwd, env: req.env.clone() })
+}
+
+pub fn check_size(field: &str, value: u16) -> Result<u16, SessionError> {
+    if (TERMINAL_SIZE_MIN..=TERMINAL_SIZE_MAX).contains(&value) {
+        Ok(value)
+    } else {
+        Err(SessionError::InvalidField(format!(
+            "{field}: {value} is out of range; allowed {TERMINAL_SIZE_MIN}..={TERMINAL_SIZE_MAX}"
+        )))
+    }
+}
+
+/// A path is checked as given; a bare name is looked up in `PATH`. Either must be an executable file.
+fn resolve_program(shell: &str) -> Result<PathBuf, SessionError> {
+    let executable = |p: &Path| p.is_file() && p.metadata().is_ok_and(|m| m.permissions().mode() & 0o111 != 0);
+    if shell.contains('/') {
+        let path = PathBuf::from(shell);
+        return if executable(&path) {
+            Ok(path)
+        } else if path.exists() {
+            Err(SessionError::InvalidField(format!("shell: '{shell}' is not an executable file")))
+        } else {
+            Err(SessionError::InvalidField(format!("shell: '{shell}' does not exist")))
+        };
+    }
+    let path_var = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path_var)
+        .map(|dir| dir.join(shell))
+        .find(|p| executable(p))
+        .ok_or_else(|| SessionError::InvalidField(format!("shell: '{shell}' was not found in PATH")))
+}
+
+/// Opens a PTY of the planned size and starts the program on it. `TUIC_SESSION` is exported.
+pub fn start(plan: &SpawnPlan, tuic_session: &str) -> Result<(pty_process::Pty, tokio::process::Child), SessionError> {
+    let fail = |what: &str, e: pty_process::Error| SessionError::Spawn(format!("{what}: {e}"));
+    let (pty, pts) = pty_process::open().map_err(|e| fail("opening a PTY", e))?;
+    pty.resize(pty_process::Size::new(plan.rows, plan.cols)).map_err(|e| fail("sizing the PTY", e))?;
+    let child = pty_process::Command::new(&plan.program)
+        .args(&plan.args)
+        .current_dir(&plan.cwd)
+        .env("TERM", "xterm-256color")
+        .env("COLORTERM", "truecolor")
+        .envs(&plan.env)
+        .env("TUIC_SESSION", tuic_session)
+        .kill_on_drop(true)
+        .spawn(pts)
+        .map_err(|e| fail(&format!("starting {}", plan.program.display()), e))?;
+    Ok((pty, child))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_input_names_the_field() {
+        let err = |req: CreateSessionRequest| plan(&req).unwrap_err().to_string();
+        assert!(err(CreateSessionRequest { rows: Some(0), ..Default::default() }).starts_with("rows: 0"));
+        assert!(err(CreateSessionRequest { cols: Some(501), ..Default::default() }).starts_with("cols: 501"));
+        let e = err(CreateSessionRequest { shell: Some("/nonexistent/sh".into()), ..Default::default() });
+        assert!(e.contains("does not exist"), "{e}");
+        let e = err(CreateSessionRequest { cwd: Some("/etc/hostname".into()), ..Default::default() });
+        assert!(e.contains("not a directory"), "{e}");
+        assert!(plan(&CreateSessionRequest { shell: Some("sh".into()), ..Default::default() }).is_ok());
+    }
+}

@@ -1,0 +1,116 @@
+//! The three tasks of a session: the reader (PTY -> ring, screen, broadcast, capture), the writer
+//! (input queue -> PTY, so a child that stops reading never blocks anyone else) and the supervisor
+//! (child exit or close request -> drain -> the one teardown).
+
+use std::os::unix::process::ExitStatusExt;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use bytes::Bytes;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+use super::capture::Direction;
+use super::owner::{OnClose, Session, SessionEvent};
+use crate::limits::{PTY_DRAIN_AFTER_EXIT, PTY_READ_CHUNK};
+
+/// Reads until EOF (Linux reports a closed PTY as EIO). Each chunk goes to the ring, the screen
+/// model and the broadcast under one lock, then to the capture file.
+pub(super) async fn read_output(session: Arc<Session>, mut reader: pty_process::OwnedReadPty) {
+    let mut buf = vec![0u8; PTY_READ_CHUNK];
+    let mut paused = session.paused.subscribe();
+    loop {
+        if *paused.borrow_and_update() {
+            let _ = paused.wait_for(|p| !*p).await;
+        }
+        let n = match reader.read(&mut buf).await {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            // EIO: every holder of the PTY's child side has closed it.
+            Err(e) if e.raw_os_error() == Some(rustix::io::Errno::IO.raw_os_error()) => break,
+            Err(e) => {
+                tracing::warn!(session = %session.id, error = %e, "PTY read failed; treating as end of output");
+                break;
+            }
+        };
+        ingest(&session, &buf[..n]);
+    }
+}
+
+fn ingest(session: &Session, bytes: &[u8]) {
+    let data = Bytes::copy_from_slice(bytes);
+    {
+        let mut out = session.lock();
+        let start = out.ring.total();
+        out.ring.push(bytes);
+        let events = out.screen.process(bytes);
+        out.last_output = Some(Instant::now());
+        // No subscribers is fine: the ring has it.
+        let _ = session.live.send(Arc::new(SessionEvent::Output { start, data }));
+        for event in events {
+            let _ = session.live.send(Arc::new(SessionEvent::Parsed(event)));
+        }
+    }
+    session.counters.bytes_emitted.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+    session.record(Direction::Output, bytes);
+}
+
+/// Writes queued input in order, keeping each write's boundaries for the capture. Ends when the
+/// session finishes or the PTY refuses writes.
+pub(super) async fn write_input(
+    session: Arc<Session>,
+    mut writer: pty_process::OwnedWritePty,
+    mut input: mpsc::Receiver<Bytes>,
+) {
+    let mut done = session.done.subscribe();
+    loop {
+        let data = tokio::select! {
+            _ = done.wait_for(|d| *d) => return,
+            data = input.recv() => match data { Some(d) => d, None => return },
+        };
+        session.record(Direction::Input, &data);
+        let written = tokio::select! {
+            _ = done.wait_for(|d| *d) => return,
+            r = async { writer.write_all(&data).await?; writer.flush().await } => r,
+        };
+        if let Err(e) = written {
+            tracing::debug!(session = %session.id, error = %e, "PTY write failed; the writer stops");
+            return;
+        }
+    }
+}
+
+/// Waits for the child to exit (or for a close request, which ends it), lets the reader drain what
+/// the child wrote, then runs the one teardown and `on_close`.
+pub(super) async fn supervise(
+    session: Arc<Session>,
+    mut child: tokio::process::Child,
+    mut reading: JoinHandle<()>,
+    kill: oneshot::Receiver<&'static str>,
+    on_close: OnClose,
+) {
+    let (status, reason) = tokio::select! {
+        status = child.wait() => (status.ok(), proto::session::close_reason::PROCESS_EXIT),
+        Ok(reason) = kill => {
+            if let Some(pid) = child.id().and_then(|p| rustix::process::Pid::from_raw(p as i32)) {
+                // The child leads its own process group (setsid); hang the whole job up, as a closed
+                // terminal would.
+                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::HUP);
+            }
+            let _ = child.start_kill();
+            (child.wait().await.ok(), reason)
+        }
+    };
+    let exit_code = status.map(|s| s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(0)));
+    // Output still in the kernel buffer reaches every reader before `Exit`. A grandchild that keeps
+    // the PTY open is given a bounded grace, then cut off.
+    if tokio::time::timeout(PTY_DRAIN_AFTER_EXIT, &mut reading).await.is_err() {
+        tracing::debug!(session = %session.id, "output still open after the child exited; closing anyway");
+        reading.abort();
+    }
+    session.finish(exit_code, reason);
+    on_close(&session);
+}

@@ -1,0 +1,97 @@
+//! Unit tests of the session core with real `/bin/sh` children on real PTYs.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use proto::session::{CreateSessionRequest, OutputFormat};
+
+use super::*;
+use crate::events::EventBus;
+
+const DEADLINE: Duration = Duration::from_secs(20);
+
+fn registry() -> (SessionRegistry, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    (SessionRegistry::new(Arc::new(EventBus::new()), dir.path()), dir)
+}
+
+fn sh() -> CreateSessionRequest {
+    CreateSessionRequest { shell: Some("/bin/sh".into()), cwd: Some("/".into()), ..Default::default() }
+}
+
+async fn wait_for_text(session: &Session, needle: &str) -> String {
+    let start = Instant::now();
+    loop {
+        let text = session.output(OutputQuery { format: OutputFormat::Text, ..Default::default() }).data;
+        if text.contains(needle) {
+            return text;
+        }
+        assert!(start.elapsed() < DEADLINE, "no '{needle}' in: {text}");
+        // Woken by the next output chunk, not by a timer.
+        let mut rx = session.subscribe();
+        let _ = tokio::time::timeout(Duration::from_millis(200), rx.recv()).await;
+    }
+}
+
+#[tokio::test]
+async fn a_session_runs_echoes_exits_and_stays_readable() {
+    let (registry, _dir) = registry();
+    let session = registry.create(&sh(), 10).unwrap();
+    assert_eq!(session.alias, "sh-1");
+    session.write(&b"echo hel''lo; exit 3\n"[..]).await.unwrap();
+    assert_eq!(session.wait(WaitFor::Exited, DEADLINE).await, WaitOutcome::Reached);
+    let exit = session.exit_info().unwrap();
+    assert_eq!(exit.exit_code, Some(3));
+    assert!(wait_for_text(&session, "hello").await.contains("hello"));
+    // Resolvable as a tombstone by all three names; input is refused.
+    for reference in [&session.id, &session.tuic_session, &session.alias] {
+        assert!(registry.resolve(reference).unwrap().exit_info().is_some());
+    }
+    let err = session.write(&b"x"[..]).await.unwrap_err().to_string();
+    assert!(err.contains("has exited with code 3"), "{err}");
+    assert_eq!(registry.active_count(), 0);
+    assert_eq!(registry.tombstones().len(), 1);
+}
+
+#[tokio::test]
+async fn the_limit_refuses_without_spawning() {
+    let (registry, _dir) = registry();
+    let first = registry.create(&sh(), 1).unwrap();
+    let err = registry.create(&sh(), 1).unwrap_err();
+    assert!(matches!(err, SessionError::Limit { max: 1 }));
+    assert_eq!(registry.metrics().failed_spawns, 1);
+    first.close("explicit_close");
+    first.finished().await;
+    assert_eq!(first.exit_info().unwrap().reason, "explicit_close");
+}
+
+#[tokio::test]
+async fn raw_deltas_never_repeat_or_skip() {
+    let (registry, _dir) = registry();
+    let session = registry.create(&sh(), 10).unwrap();
+    session.write(&b"i=0; while [ $i -lt 300 ]; do echo line-$i-\xc3\xa9; i=$((i+1)); done; exit\n"[..]).await.unwrap();
+    session.wait(WaitFor::Exited, DEADLINE).await;
+    let total = session.info().total_written;
+    let mut cursor = 0;
+    let mut collected = Vec::new();
+    while cursor < total {
+        let read =
+            session.output(OutputQuery { format: OutputFormat::Raw, since_cursor: Some(cursor), limit: Some(777) });
+        assert!(read.cursor > cursor, "cursor moved forward");
+        collected.extend_from_slice(read.data.as_bytes());
+        cursor = read.cursor;
+    }
+    let all = session.output(OutputQuery { format: OutputFormat::Raw, since_cursor: Some(0), limit: Some(1 << 20) });
+    assert_eq!(collected, all.data.as_bytes());
+    assert!(!all.data.contains('\u{FFFD}'));
+    assert!(all.data.contains("line-299-é"));
+}
+
+#[tokio::test]
+async fn idle_is_reached_after_output_stops() {
+    let (registry, _dir) = registry();
+    let session = registry.create(&sh(), 10).unwrap();
+    assert_eq!(session.wait(WaitFor::Idle, DEADLINE).await, WaitOutcome::Reached);
+    assert_eq!(session.shell_state(), Some(proto::session::ShellState::Idle));
+    session.close("explicit_close");
+}

@@ -1,0 +1,154 @@
+//! `/sessions/:id/stream` WebSocket: catch-up, live frames, input, lag resync, nothing lost at exit.
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio_tungstenite::tungstenite::Message;
+
+use crate::harness::{DEADLINE, Daemon};
+use crate::session_util::{create_id, wait_exited, write};
+
+type Socket = tokio_tungstenite::WebSocketStream<tokio::net::UnixStream>;
+
+pub async fn connect(daemon: &Daemon, path: &str) -> Socket {
+    let stream = tokio::net::UnixStream::connect(&daemon.socket).await.unwrap();
+    let (socket, response) = tokio_tungstenite::client_async(format!("ws://tuic{path}"), stream).await.unwrap();
+    assert_eq!(response.status(), 101);
+    socket
+}
+
+/// Everything a client saw until the server closed the socket.
+#[derive(Debug, Default)]
+struct Transcript {
+    data: String,
+    /// (cursor, total_written) of each output frame.
+    spans: Vec<(u64, u64)>,
+    missed: u64,
+    frames: Vec<String>,
+    exit: Option<Value>,
+}
+
+async fn read_to_close(socket: &mut Socket) -> Transcript {
+    let mut t = Transcript::default();
+    loop {
+        let message = tokio::time::timeout(DEADLINE, socket.next()).await.expect("a frame or close in time");
+        let text = match message {
+            Some(Ok(Message::Text(text))) => text,
+            Some(Ok(Message::Close(_))) | None => return t,
+            Some(Ok(_)) => continue,
+            Some(Err(e)) => panic!("socket error: {e}"),
+        };
+        let frame: Value = serde_json::from_str(&text).unwrap();
+        let kind = frame["type"].as_str().unwrap().to_owned();
+        match kind.as_str() {
+            "output" => {
+                assert!(t.exit.is_none(), "output after exit");
+                t.data.push_str(frame["data"].as_str().unwrap());
+                t.spans.push((frame["cursor"].as_u64().unwrap(), frame["total_written"].as_u64().unwrap()));
+            }
+            "lagged" => t.missed += frame["missed"].as_u64().unwrap(),
+            "exit" => t.exit = Some(frame.clone()),
+            _ => {}
+        }
+        t.frames.push(kind);
+    }
+}
+
+/// Consecutive output frames cover consecutive byte ranges (a lag notice may skip forward).
+fn assert_contiguous(t: &Transcript, from: u64) {
+    let mut expected = from;
+    for &(cursor, end) in &t.spans {
+        assert!(cursor >= expected, "duplicate bytes: frame at {cursor}, expected {expected}");
+        assert!(t.missed > 0 || cursor == expected, "gap: frame at {cursor}, expected {expected}");
+        expected = end;
+    }
+}
+
+#[tokio::test]
+async fn a_flood_then_exit_reaches_the_client_byte_for_byte_before_exit() {
+    let daemon = Daemon::start().await;
+    let id = create_id(&daemon, json!({})).await;
+    let mut socket = connect(&daemon, &format!("/sessions/{id}/stream?cursor=0")).await;
+    // ~1.5 MB of ASCII, then an immediate exit: the last chunk is the one a naive server drops.
+    write(&daemon, &id, "stty -echo; seq 1 200000; exit 0\n").await;
+    let t = read_to_close(&mut socket).await;
+    let info = wait_exited(&daemon, &id).await;
+    let total = info["total_written"].as_u64().unwrap();
+    assert_eq!(t.missed, 0);
+    assert_eq!(t.data.len() as u64, total, "every byte before the exit frame");
+    assert_contiguous(&t, 0);
+    assert!(t.data.contains("\r\n200000\r\n"));
+    assert_eq!(&t.frames[t.frames.len() - 2..], ["exit", "closed"]);
+    assert_eq!(t.exit.unwrap()["exit_code"], 0);
+}
+
+#[tokio::test]
+async fn catch_up_plus_live_has_no_gap_and_no_duplicate_under_a_flood() {
+    let daemon = Daemon::start().await;
+    let id = create_id(&daemon, json!({})).await;
+    write(&daemon, &id, "stty -echo; seq 1 50000; sleep 0.2; seq 50001 150000; exit 0\n").await;
+    // Join mid-flood from cursor 0: part catch-up from the ring, part live.
+    crate::harness::wait_until("the flood started", DEADLINE, || async {
+        let (_, info) = daemon.get(&format!("/sessions/{id}")).await;
+        (info["total_written"].as_u64().unwrap() > 100_000).then_some(())
+    })
+    .await;
+    let mut socket = connect(&daemon, &format!("/sessions/{id}/stream?cursor=0")).await;
+    let t = read_to_close(&mut socket).await;
+    let info = wait_exited(&daemon, &id).await;
+    assert_eq!(t.missed, 0);
+    assert_contiguous(&t, 0);
+    assert_eq!(t.data.len() as u64, info["total_written"].as_u64().unwrap());
+    let numbers: Vec<u64> = t.data.split("\r\n").filter_map(|l| l.trim().parse().ok()).collect();
+    assert_eq!(numbers, (1..=150000).collect::<Vec<u64>>());
+}
+
+#[tokio::test]
+async fn a_stalled_client_is_told_it_lagged_and_resynced_from_the_ring() {
+    let daemon = Daemon::start().await;
+    let id = create_id(&daemon, json!({})).await;
+    let mut socket = connect(&daemon, &format!("/sessions/{id}/stream?cursor=0")).await;
+    // ~4.5 MB while this client reads nothing: beyond the 2 MiB ring, the broadcast window and
+    // the socket buffers.
+    write(&daemon, &id, "stty -echo; seq 1 600000; exit 0\n").await;
+    let started = std::time::Instant::now();
+    crate::harness::wait_until("the flood ended", 3 * DEADLINE, || async {
+        let (_, info) = daemon.get(&format!("/sessions/{id}")).await;
+        (info["exited"] == true).then_some(())
+    })
+    .await;
+    eprintln!("flood of 4.5 MB took {:?}", started.elapsed());
+    let t = read_to_close(&mut socket).await;
+    let (_, info) = daemon.get(&format!("/sessions/{id}")).await;
+    let total = info["total_written"].as_u64().unwrap();
+    assert!(t.missed > 0, "the stalled client was told it lagged");
+    assert_eq!(t.data.len() as u64 + t.missed, total, "what it got plus what it was told it missed");
+    assert!(t.data.ends_with("600000\r\n"));
+    assert_eq!(&t.frames[t.frames.len() - 2..], ["exit", "closed"]);
+    let (_, metrics) = daemon.get("/metrics").await;
+    assert!(metrics["ws_lag_resyncs"].as_u64().unwrap() >= 1 || t.spans[0].0 > 0);
+}
+
+#[tokio::test]
+async fn client_frames_are_written_to_the_pty() {
+    let daemon = Daemon::start().await;
+    let id = create_id(&daemon, json!({})).await;
+    let mut socket = connect(&daemon, &format!("/sessions/{id}/stream")).await;
+    socket.send(Message::text("echo from-ws-$((6*7))\n")).await.unwrap();
+    socket.send(Message::binary(b"exit 4\n".to_vec())).await.unwrap();
+    let t = read_to_close(&mut socket).await;
+    assert!(t.data.contains("from-ws-42"), "{}", t.data);
+    assert_eq!(t.exit.unwrap()["exit_code"], 4);
+}
+
+#[tokio::test]
+async fn a_tombstone_stream_replays_then_closes() {
+    let daemon = Daemon::start().await;
+    let id = create_id(&daemon, json!({})).await;
+    write(&daemon, &id, "echo last-words; exit 2\n").await;
+    wait_exited(&daemon, &id).await;
+    let mut socket = connect(&daemon, &format!("/sessions/{id}/stream")).await;
+    let t = read_to_close(&mut socket).await;
+    assert!(t.data.contains("last-words"));
+    assert_eq!(t.exit.unwrap()["exit_code"], 2);
+    assert_eq!(t.frames.last().unwrap(), "closed");
+}
