@@ -8,3 +8,5 @@ pub const SESSION_CREATED: &str = "session-created";
 pub const SESSION_CLOSED: &str = "session-closed";
 pub const TERM_ALIAS_ASSIGNED: &str = "term-alias-assigned";
 pub const CONFIG_CHANGED: &str = "config-changed";
+/// `{session_id, pty_description?}`: an orchestrator set or cleared a PTY's task description.
+pub const PTY_DESCRIPTION_CHANGED: &str = "pty-description-changed";

@@ -7,6 +7,7 @@ pub mod config;
 pub mod events;
 pub mod http;
 pub mod limits;
+pub mod mcp;
 pub mod paths;
 pub mod routes;
 pub mod server;

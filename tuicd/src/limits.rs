@@ -85,6 +85,29 @@ pub const PTY_DESCRIPTION_MAX_CHARS: usize = 160;
 /// A `user-input` event carries at most this many characters of the submitted line: it goes to
 /// every `/events` subscriber, and a pasted file does not belong there.
 pub const USER_INPUT_EVENT_MAX_CHARS: usize = 2000;
+/// MCP: how long a protocol session may sit unused before the reaper forgets it. Clients such as
+/// the conformance suite never DELETE, so without expiry sessions would pile up forever.
+pub const MCP_SESSION_IDLE_TTL: Duration = Duration::from_secs(60 * 60);
+/// MCP: how often the reaper looks for idle sessions. Expiry is therefore late by at most this.
+pub const MCP_REAPER_INTERVAL: Duration = Duration::from_secs(60);
+/// MCP: most protocol sessions held at once. At the cap, minting one more evicts the least
+/// recently used session that has no live GET stream (or refuses with 503 when all have one).
+pub const MCP_MAX_SESSIONS: usize = 4096;
+/// MCP: longest `mcp-session-id` accepted from a client (ours are 36-character UUIDs); longer or
+/// non-visible-ASCII ids are refused with 400 instead of being stored.
+pub const MCP_SESSION_ID_MAX_LEN: usize = 128;
+/// MCP: notifications queued for one GET stream. A client this far behind is not reading; newer
+/// notifications for it are dropped (list_changed is idempotent: the next one says the same).
+pub const MCP_STREAM_QUEUE: usize = 64;
+/// `session action=wait`: the default wait when `timeout_ms` is absent.
+pub const SESSION_WAIT_DEFAULT: Duration = Duration::from_secs(60);
+/// `session action=wait`: the advertised cap on `timeout_ms` ...
+pub const SESSION_WAIT_CAP_MS: u64 = 300_000;
+/// ... and what a request at or above the cap actually runs: 5 s under it, because clients (Codex)
+/// abort their own tools/call at exactly 300 s; a wait running the full cap would answer on that
+/// deadline and turn `{timed_out:true}` into a client-side error.
+pub const SESSION_WAIT_RUN_MAX_MS: u64 = 295_000;
+
 /// Sessions: raw output kept per session for `format=raw` reads and WebSocket catch-up. 2 MiB is
 /// the reference's figure; it covers several screens of a busy build log. It grows lazily, so an
 /// idle session holds only what it has written.

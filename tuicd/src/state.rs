@@ -8,6 +8,7 @@ use tokio::sync::watch;
 
 use crate::config::ConfigStore;
 use crate::events::EventBus;
+use crate::mcp::McpState;
 use crate::server::auth::AuthGate;
 use crate::server::tcp::TcpControl;
 use crate::session::SessionRegistry;
@@ -33,6 +34,8 @@ pub struct Shared {
     pub sessions: SessionRegistry,
     pub auth: AuthGate,
     pub tcp: TcpControl,
+    /// The MCP endpoint: protocol sessions and their GET streams.
+    pub mcp: McpState,
     /// Flips to true once when the daemon starts shutting down; long-lived streams end on it.
     pub shutdown: watch::Receiver<bool>,
     pub request_timeout: Duration,

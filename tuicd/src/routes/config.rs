@@ -35,6 +35,7 @@ async fn apply_changes(app: &App, previous: &AppConfig, next: &AppConfig) {
         );
         app.tcp.apply(app).await;
     }
+    app.mcp.config_changed(previous, next);
     app.events.publish(proto::events::CONFIG_CHANGED, &serde_json::json!({}));
 }
 

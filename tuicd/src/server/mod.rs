@@ -78,6 +78,7 @@ impl Daemon {
             sessions,
             auth: Default::default(),
             tcp: Default::default(),
+            mcp: Default::default(),
             shutdown,
             request_timeout: options.request_timeout,
             port_override: options.port_override,
@@ -86,6 +87,7 @@ impl Daemon {
             ipc.remove_file();
             anyhow::bail!("remote access is enabled but its listener cannot start: {e}");
         }
+        crate::mcp::spawn_reaper(&app);
         Ok(Self { app, ipc, stopping })
     }
 

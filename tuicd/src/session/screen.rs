@@ -105,8 +105,7 @@ impl ScreenModel {
     /// Visible rows as plain text, trailing spaces and trailing blank rows dropped.
     pub fn screen_rows(&self) -> Vec<String> {
         let (_, cols) = self.size();
-        let mut rows: Vec<String> =
-            self.parser.screen().rows(0, cols).map(|r| r.trim_end().to_owned()).collect();
+        let mut rows: Vec<String> = self.parser.screen().rows(0, cols).map(|r| r.trim_end().to_owned()).collect();
         while rows.last().is_some_and(String::is_empty) {
             rows.pop();
         }

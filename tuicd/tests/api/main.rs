@@ -2,8 +2,12 @@
 //! (and later WebSocket, SSE, MCP) to it over its Unix socket or TCP. One test binary, one module
 //! per capability.
 
+mod bridge;
 mod foundation;
 mod harness;
+mod mcp;
+mod mcp_client;
+mod mcp_session_tool;
 mod monitor;
 mod session_util;
 mod sessions;

@@ -1,0 +1,215 @@
+//! MCP latency and throughput: `tools/call session status` over the daemon's Unix socket with 16
+//! concurrent clients (one keep-alive HTTP/1.1 connection each), against a bare HTTP/1.1 request
+//! (`GET /health`) on the same socket, and against `@modelcontextprotocol/server-everything`'s
+//! `echo` tool (Node, Streamable HTTP on loopback TCP) in the same run when it is installed
+//! (tests/interop/setup.sh). Bounded: a fixed number of calls per phase.
+//!
+//! Run: `cargo bench -p tuicd --bench mcp` (release). Prints a Markdown table.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::http1::SendRequest;
+use hyper_util::rt::TokioIo;
+use serde_json::{Value, json};
+
+const CLIENTS: usize = 16;
+const CALLS_PER_CLIENT: usize = 400;
+const WARMUP_PER_CLIENT: usize = 40;
+const PHASE_DEADLINE: Duration = Duration::from_secs(120);
+
+#[derive(Clone)]
+struct Target {
+    /// A Unix socket, or a loopback TCP port.
+    socket: Option<PathBuf>,
+    port: u16,
+    host: &'static str,
+}
+
+async fn connect(target: &Target) -> SendRequest<Full<Bytes>> {
+    let (sender, conn) = if let Some(path) = &target.socket {
+        let stream = tokio::net::UnixStream::connect(path).await.expect("connect to the socket");
+        let (s, c) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.unwrap();
+        tokio::spawn(async move {
+            let _ = c.await;
+        });
+        (s, ())
+    } else {
+        let stream = tokio::net::TcpStream::connect(("127.0.0.1", target.port)).await.expect("connect over TCP");
+        stream.set_nodelay(true).unwrap();
+        let (s, c) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.unwrap();
+        tokio::spawn(async move {
+            let _ = c.await;
+        });
+        (s, ())
+    };
+    let () = conn;
+    sender
+}
+
+async fn send(
+    sender: &mut SendRequest<Full<Bytes>>,
+    target: &Target,
+    method: &str,
+    body: Option<&Value>,
+    session: Option<&str>,
+) -> (Option<String>, Bytes) {
+    sender.ready().await.unwrap();
+    let mut builder = http::Request::builder()
+        .method(method)
+        .uri(if body.is_some() { "/mcp" } else { "/health" })
+        .header("host", target.host)
+        .header("accept", "application/json, text/event-stream");
+    if let Some(s) = session {
+        builder = builder.header("mcp-session-id", s).header("mcp-protocol-version", "2025-11-25");
+    }
+    let payload = body.map(|b| Bytes::from(b.to_string())).unwrap_or_default();
+    if body.is_some() {
+        builder = builder.header("content-type", "application/json");
+    }
+    let response = sender.send_request(builder.body(Full::new(payload)).unwrap()).await.expect("response");
+    assert!(response.status().is_success(), "HTTP {}", response.status());
+    let session = response.headers().get("mcp-session-id").map(|v| v.to_str().unwrap().to_owned());
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (session, bytes)
+}
+
+fn call(id: usize, name: &str, arguments: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}})
+}
+
+fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+        "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}})
+}
+
+struct Figures {
+    p50: Duration,
+    p99: Duration,
+    per_sec: f64,
+}
+
+/// Runs `CLIENTS` clients, each on its own connection (and, with `init`, its own MCP session).
+async fn phase(target: &Target, init: bool, request: Option<Value>, expect: &'static str) -> Figures {
+    let mut tasks = Vec::new();
+    let started = Instant::now();
+    for _ in 0..CLIENTS {
+        let target = target.clone();
+        let request = request.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut sender = connect(&target).await;
+            let mut session = None;
+            if init {
+                session = send(&mut sender, &target, "POST", Some(&initialize()), None).await.0;
+                let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+                send(&mut sender, &target, "POST", Some(&note), session.as_deref()).await;
+            }
+            let method = if request.is_some() { "POST" } else { "GET" };
+            let mut samples = Vec::with_capacity(CALLS_PER_CLIENT);
+            let mut first = None;
+            for i in 0..WARMUP_PER_CLIENT + CALLS_PER_CLIENT {
+                let t = Instant::now();
+                let (_, body) = send(&mut sender, &target, method, request.as_ref(), session.as_deref()).await;
+                if i == WARMUP_PER_CLIENT {
+                    first = Some(t);
+                }
+                if i >= WARMUP_PER_CLIENT {
+                    samples.push(t.elapsed());
+                }
+                assert!(String::from_utf8_lossy(&body).contains(expect), "unexpected answer: {body:?}");
+            }
+            (samples, first.unwrap())
+        }));
+    }
+    let mut all = Vec::new();
+    let mut begin = Instant::now();
+    for task in tasks {
+        let (samples, first) = tokio::time::timeout(PHASE_DEADLINE, task).await.expect("phase deadline").unwrap();
+        all.extend(samples);
+        begin = begin.min(first);
+    }
+    let elapsed = begin.elapsed().max(Duration::from_millis(1));
+    let _ = started;
+    all.sort();
+    let pick = |q: f64| all[((all.len() as f64 * q) as usize).min(all.len() - 1)];
+    Figures { p50: pick(0.50), p99: pick(0.99), per_sec: all.len() as f64 / elapsed.as_secs_f64() }
+}
+
+fn row(name: &str, f: &Figures) -> String {
+    format!("| {name} | {:.3} | {:.3} | {:.0} |", f.p50.as_secs_f64() * 1e3, f.p99.as_secs_f64() * 1e3, f.per_sec)
+}
+
+async fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !ready() {
+        assert!(start.elapsed() < Duration::from_secs(30), "{what} not ready");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn everything_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let dir = tempfile::Builder::new().prefix("tuic-bench").tempdir().unwrap();
+    let mut daemon = tokio::process::Command::new(env!("CARGO_BIN_EXE_tuicd"))
+        .arg("--config-dir")
+        .arg(dir.path())
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn tuicd");
+    let socket = dir.path().join("mcp.sock");
+    wait_for("tuicd", || std::os::unix::net::UnixStream::connect(&socket).is_ok()).await;
+    let tuicd = Target { socket: Some(socket), port: 0, host: "localhost" };
+
+    let mut sender = connect(&tuicd).await;
+    let created = call(1, "session", json!({"action": "create", "shell": "/bin/sh"}));
+    let (_, body) = send(&mut sender, &tuicd, "POST", Some(&created), None).await;
+    let reply: Value = serde_json::from_slice(&body).unwrap();
+    let text: Value = serde_json::from_str(reply["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    let session_id = text["session_id"].as_str().unwrap().to_owned();
+
+    println!(
+        "{CLIENTS} concurrent clients x {CALLS_PER_CLIENT} calls each (after {WARMUP_PER_CLIENT} warm-up calls), one keep-alive connection per client.\n"
+    );
+    println!("| request | p50 ms | p99 ms | calls/s |");
+    println!("|---|---|---|---|");
+    let bare = phase(&tuicd, false, None, "\"ok\":true").await;
+    println!("{}", row("tuicd bare HTTP/1.1 `GET /health` (Unix socket)", &bare));
+    let status = call(2, "session", json!({"action": "status", "session_id": session_id}));
+    let mcp = phase(&tuicd, true, Some(status), "session_id").await;
+    println!("{}", row("tuicd MCP `tools/call session status` (Unix socket)", &mcp));
+
+    let everything = everything_path();
+    let node_ok = std::process::Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success());
+    if everything.exists() && node_ok {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let _node = tokio::process::Command::new("node")
+            .arg(&everything)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn server-everything");
+        wait_for("server-everything", || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()).await;
+        let target = Target { socket: None, port, host: "localhost" };
+        let echo = call(3, "echo", json!({"message": "hi"}));
+        let node = phase(&target, true, Some(echo), "Echo: hi").await;
+        println!("{}", row("server-everything `tools/call echo` (Node, loopback TCP)", &node));
+    } else {
+        println!("| server-everything `tools/call echo` | not installed (run tests/interop/setup.sh) | | |");
+    }
+    println!("\nMCP p50 / bare p50 = {:.2}x (target <= 2x)", mcp.p50.as_secs_f64() / bare.p50.as_secs_f64().max(1e-9));
+    let _ = daemon.start_kill();
+}

@@ -1,0 +1,94 @@
+//! The MCP endpoint (`POST/GET/DELETE /mcp`, Streamable HTTP, legacy 2025-11-25 revision) and the
+//! native tools behind it.
+//!
+//! Layers, as in rmcp: [`model`] (JSON-RPC wire types, no IO) / [`protocol`] (what each method
+//! does) / [`transport`] (HTTP: headers, status codes, the GET stream) / [`tools`] (the native
+//! tool framework and one module per tool). [`sessions`] holds the protocol sessions.
+
+pub mod model;
+pub mod protocol;
+pub mod sessions;
+pub mod tools;
+pub mod transport;
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use crate::config::AppConfig;
+use crate::limits::{MCP_REAPER_INTERVAL, MCP_SESSION_IDLE_TTL};
+use crate::state::App;
+use sessions::ProtocolSessions;
+
+/// The endpoint's process-wide state, one field of [`crate::state::Shared`].
+#[derive(Debug, Default)]
+pub struct McpState {
+    pub sessions: ProtocolSessions,
+    /// `pty_description` per PTY id: the orchestrator's short description of a PTY's work.
+    /// Bounded by the live session count (entries go when the session leaves `list`).
+    pty_descriptions: Mutex<HashMap<String, String>>,
+}
+
+impl McpState {
+    pub fn pty_description(&self, session_id: &str) -> Option<String> {
+        self.pty_descriptions.lock().unwrap_or_else(|e| e.into_inner()).get(session_id).cloned()
+    }
+
+    /// Sets (or, with `None` / an empty string, clears) a PTY's description and tells `/events`.
+    pub fn set_pty_description(&self, app: &App, session_id: &str, description: Option<String>) {
+        let description = description.filter(|d| !d.trim().is_empty());
+        {
+            let mut map = self.pty_descriptions.lock().unwrap_or_else(|e| e.into_inner());
+            let live: Vec<String> = app.sessions.list().iter().map(|s| s.id.clone()).collect();
+            map.retain(|id, _| live.contains(id));
+            match &description {
+                Some(d) => map.insert(session_id.to_owned(), d.clone()),
+                None => map.remove(session_id),
+            };
+        }
+        app.events.publish(
+            proto::events::PTY_DESCRIPTION_CHANGED,
+            &serde_json::json!({"session_id": session_id, "pty_description": description}),
+        );
+    }
+
+    /// Called after every saved config change: tells every GET stream `tools/list_changed` when
+    /// the visible tool set changed, and ends the streams when the endpoint was switched off.
+    pub fn config_changed(&self, previous: &AppConfig, next: &AppConfig) {
+        if previous.mcp_server_enabled && !next.mcp_server_enabled {
+            tracing::info!(source = "mcp", "MCP endpoint switched off; ending its streams");
+            self.sessions.close_streams();
+            return;
+        }
+        if tools::enabled_names(previous) != tools::enabled_names(next)
+            || previous.collapse_tools != next.collapse_tools
+        {
+            self.notify_tools_changed();
+        }
+    }
+
+    pub fn notify_tools_changed(&self) {
+        let message = model::notification("notifications/tools/list_changed").to_string();
+        let streams = self.sessions.broadcast(&message);
+        tracing::info!(source = "mcp", streams, "tool set changed; sent notifications/tools/list_changed");
+    }
+}
+
+/// Forgets idle protocol sessions every [`MCP_REAPER_INTERVAL`] until shutdown.
+pub fn spawn_reaper(app: &App) {
+    let app = app.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(MCP_REAPER_INTERVAL);
+        tick.tick().await;
+        loop {
+            tokio::select! {
+                () = app.stopping() => return,
+                _ = tick.tick() => {
+                    let reaped = app.mcp.sessions.reap(MCP_SESSION_IDLE_TTL);
+                    if reaped > 0 {
+                        tracing::info!(source = "mcp", reaped, "reaped idle MCP sessions");
+                    }
+                }
+            }
+        }
+    });
+}

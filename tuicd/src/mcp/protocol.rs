@@ -1,0 +1,136 @@
+//! What each JSON-RPC method does. Knows tools and sessions, not HTTP.
+
+use serde_json::{Value, json};
+
+use super::model::{self, RpcError};
+use super::sessions::ClientInfo;
+use super::tools::{self, CallContext};
+use crate::http::Caller;
+use crate::state::App;
+
+/// What the transport learned from the request's headers.
+#[derive(Debug, Clone)]
+pub struct RequestMeta {
+    pub caller: Caller,
+    /// `mcp-session-id`, already checked for shape.
+    pub session_id: Option<String>,
+    /// `x-tuic-session`, already checked to be a UUID.
+    pub tuic_session: Option<String>,
+}
+
+/// A handled request: the JSON-RPC response and the session id to return in `mcp-session-id`.
+#[derive(Debug)]
+pub struct Handled {
+    pub message: Value,
+    pub session_id: Option<String>,
+}
+
+pub async fn handle(app: &App, meta: RequestMeta, id: &Value, method: &str, params: Option<Value>) -> Handled {
+    let mut session_id = meta.session_id.clone();
+    let outcome = match method {
+        "initialize" => initialize(app, &meta, params).map(|(minted, result)| {
+            session_id = Some(minted);
+            result
+        }),
+        "ping" => Ok(json!({})),
+        "tools/list" => tools_list(app, params),
+        "tools/call" => tools_call(app, meta, params).await,
+        // The 2026-07-28 discovery probe: this legacy endpoint answers method-not-found so that
+        // modern clients fall back to initialize.
+        _ => Err(RpcError::method_not_found(method)),
+    };
+    let message = match outcome {
+        Ok(result) => model::result_message(id, result),
+        Err(error) => model::error_message(Some(id), &error),
+    };
+    Handled { message, session_id }
+}
+
+fn initialize(app: &App, meta: &RequestMeta, params: Option<Value>) -> Result<(String, Value), RpcError> {
+    let params = model::params_object(params);
+    let requested = params.get("protocolVersion").and_then(Value::as_str);
+    let version = model::negotiate(requested);
+    let client_name = params.get("clientInfo").and_then(|c| c.get("name")).and_then(Value::as_str).map(String::from);
+    let client = ClientInfo {
+        protocol_version: version.into(),
+        client_name: client_name.clone(),
+        tuic_session: meta.tuic_session.clone(),
+    };
+    let (session, arrival) = app
+        .mcp
+        .sessions
+        .initialize(meta.session_id.as_deref(), client)
+        .map_err(|e| RpcError::new(model::code::INTERNAL_ERROR, e.to_string()))?;
+    let presented = match &arrival {
+        super::sessions::Arrival::Reconnected { presented } => Some(presented.as_str()),
+        _ => None,
+    };
+    tracing::info!(
+        source = "mcp_initialize",
+        event = arrival.event(),
+        session = %session,
+        presented_session = presented,
+        client = client_name.as_deref().unwrap_or("unknown"),
+        requested_version = requested,
+        protocol_version = version,
+        tuic_session = meta.tuic_session.as_deref(),
+        "MCP initialize"
+    );
+    let result = json!({
+        "protocolVersion": version,
+        "capabilities": {"tools": {"listChanged": true}, "experimental": {"claude/channel": {}}},
+        "serverInfo": {"name": "tuicd", "version": env!("CARGO_PKG_VERSION")},
+        "instructions": instructions(app),
+    });
+    Ok((session, result))
+}
+
+fn tools_list(app: &App, params: Option<Value>) -> Result<Value, RpcError> {
+    if params.as_ref().and_then(|p| p.get("cursor")).is_some_and(|c| !c.is_null()) {
+        return Err(RpcError::invalid_params("tools/list: invalid cursor (tuicd lists every tool in one page)"));
+    }
+    Ok(tools::list(tools::registry(), &app.config.get()))
+}
+
+async fn tools_call(app: &App, meta: RequestMeta, params: Option<Value>) -> Result<Value, RpcError> {
+    let mut params = model::params_object(params);
+    let name = match params.remove("name") {
+        Some(Value::String(name)) => name,
+        Some(_) => return Err(RpcError::invalid_params("tools/call: \"name\" must be a string")),
+        None => return Err(RpcError::invalid_params("tools/call: \"name\" is required")),
+    };
+    let bound = meta.session_id.as_deref().and_then(|s| app.mcp.sessions.tuic_session(s));
+    let ctx = CallContext {
+        app: app.clone(),
+        caller: meta.caller,
+        tuic_session: meta.tuic_session.or(bound),
+        mcp_session: meta.session_id,
+    };
+    tools::call(tools::registry(), ctx, &name, params.remove("arguments")).await
+}
+
+/// The `instructions` returned by initialize: what tuicd is and how its tools fit together.
+fn instructions(app: &App) -> String {
+    let config = app.config.get();
+    let mut text = format!(
+        "tuicd {} — shared terminals for AI agents and the people who supervise them.\n\n\
+         Every terminal (PTY) belongs to the daemon and outlives any client. Address a session by \
+         any of its three names: the PTY session_id, its tuic_session UUID, or its alias (tu-1).\n\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    let enabled = tools::enabled(tools::registry(), &config);
+    if enabled.is_empty() {
+        text.push_str("No native tools are enabled (see disabled_native_tools in config.json).\n");
+    } else {
+        text.push_str("Tools:\n");
+        for tool in enabled {
+            let first = tool.description.split_terminator(". ").next().unwrap_or(tool.description);
+            text.push_str(&format!("- {}: {}\n", tool.name, first.trim_end_matches('.')));
+        }
+        text.push_str(
+            "\nPrefer session action=wait (until=idle|exited) over polling; read output deltas with \
+             since_cursor from the previous response's cursor.\n",
+        );
+    }
+    text
+}

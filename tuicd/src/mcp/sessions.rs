@@ -1,0 +1,294 @@
+//! MCP protocol sessions: the `mcp-session-id` a client gets at `initialize`, what we remember
+//! about it, and the one GET /mcp stream that may deliver its notifications.
+//!
+//! One std `Mutex` guards the whole map and is held for microseconds, never across `.await`.
+//! The stream's sender lives inside the session entry, so the seed's two-map lock-order rules
+//! (mcp_sessions then messaging_channels, `entry` rather than `get_mut`) collapse into one lock:
+//! a stream's teardown compares its generation and clears the sender in the same critical
+//! section in which a replacement would install its own, so a superseded stream can never
+//! remove its replacement's sender, whether or not the id still exists.
+//!
+//! Generations come from one process-wide counter, never per session: a DELETE can retire an id
+//! while its stream is still draining, and a later GET may recreate that id from scratch; a
+//! per-session counter would restart and reissue a number the draining stream still holds.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
+
+use crate::limits::{MCP_MAX_SESSIONS, MCP_SESSION_ID_MAX_LEN, MCP_STREAM_QUEUE};
+
+/// How a client arrived at `initialize` (logged as `event`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Arrival {
+    /// No session id presented: first contact.
+    Fresh,
+    /// Presented an id we still hold: the same connection continuing.
+    Resumed,
+    /// Presented an id we no longer hold (reaped, or lost with a restart); a new one was minted.
+    Reconnected { presented: String },
+}
+
+impl Arrival {
+    pub fn event(&self) -> &'static str {
+        match self {
+            Arrival::Fresh => "fresh",
+            Arrival::Resumed => "resumed",
+            Arrival::Reconnected { .. } => "reconnected",
+        }
+    }
+}
+
+/// What `initialize` records about the client.
+#[derive(Debug, Clone, Default)]
+pub struct ClientInfo {
+    pub protocol_version: String,
+    pub client_name: Option<String>,
+    /// The `x-tuic-session` identity asserted by a bridge running inside a tuic PTY.
+    pub tuic_session: Option<String>,
+}
+
+#[derive(Debug)]
+struct Entry {
+    last_active: Instant,
+    client: ClientInfo,
+    stream: Option<StreamSlot>,
+}
+
+#[derive(Debug)]
+struct StreamSlot {
+    generation: u64,
+    sender: mpsc::Sender<Arc<str>>,
+}
+
+/// A GET stream's claim on its session: the receiver of its notifications and its generation.
+#[derive(Debug)]
+pub struct StreamClaim {
+    pub generation: u64,
+    pub receiver: mpsc::Receiver<Arc<str>>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum SessionError {
+    #[error("mcp-session-id must be 1..={MCP_SESSION_ID_MAX_LEN} visible ASCII characters")]
+    BadId,
+    #[error("too many MCP sessions are open (limit {MCP_MAX_SESSIONS}) and every one holds a live stream")]
+    Full,
+}
+
+#[derive(Debug, Default)]
+pub struct ProtocolSessions {
+    entries: Mutex<HashMap<String, Entry>>,
+    /// Process-wide stream generation counter (see the module docs).
+    generation: AtomicU64,
+}
+
+/// Session ids are visible ASCII (0x21..=0x7E), as the transport spec requires.
+pub fn valid_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= MCP_SESSION_ID_MAX_LEN && id.bytes().all(|b| (0x21..=0x7e).contains(&b))
+}
+
+impl ProtocolSessions {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Entry>> {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records an `initialize`: resumes a held id, or mints a new one.
+    pub fn initialize(&self, presented: Option<&str>, client: ClientInfo) -> Result<(String, Arrival), SessionError> {
+        let mut entries = self.lock();
+        if let Some(id) = presented
+            && let Some(entry) = entries.get_mut(id)
+        {
+            entry.last_active = Instant::now();
+            entry.client = client;
+            return Ok((id.to_owned(), Arrival::Resumed));
+        }
+        let arrival = match presented {
+            None => Arrival::Fresh,
+            Some(p) => Arrival::Reconnected { presented: p.to_owned() },
+        };
+        let id = uuid::Uuid::new_v4().to_string();
+        insert(&mut entries, id.clone(), client)?;
+        Ok((id, arrival))
+    }
+
+    /// Marks `id` active, recreating it when we no longer hold it (a stale id auto-recovers).
+    /// Returns whether it had to be recreated.
+    pub fn touch(&self, id: &str) -> Result<bool, SessionError> {
+        if !valid_id(id) {
+            return Err(SessionError::BadId);
+        }
+        let mut entries = self.lock();
+        if let Some(entry) = entries.get_mut(id) {
+            entry.last_active = Instant::now();
+            return Ok(false);
+        }
+        let client = ClientInfo { protocol_version: super::model::DEFAULT_VERSION.into(), ..Default::default() };
+        insert(&mut entries, id.to_owned(), client)?;
+        Ok(true)
+    }
+
+    /// The identity bound to a session at initialize.
+    pub fn tuic_session(&self, id: &str) -> Option<String> {
+        self.lock().get(id).and_then(|e| e.client.tuic_session.clone())
+    }
+
+    pub fn contains(&self, id: &str) -> bool {
+        self.lock().contains_key(id)
+    }
+
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Installs a new GET stream on `id` (recreating the id if needed), replacing any older one:
+    /// dropping the old sender ends the superseded stream.
+    pub fn attach_stream(&self, id: &str) -> Result<StreamClaim, SessionError> {
+        self.touch(id)?;
+        let generation = self.generation.fetch_add(1, Ordering::Relaxed) + 1;
+        let (sender, receiver) = mpsc::channel(MCP_STREAM_QUEUE);
+        let mut entries = self.lock();
+        if let Some(entry) = entries.get_mut(id) {
+            entry.stream = Some(StreamSlot { generation, sender });
+        }
+        Ok(StreamClaim { generation, receiver })
+    }
+
+    /// A stream's teardown: releases the slot only while it still holds `generation`.
+    pub fn detach_stream(&self, id: &str, generation: u64) {
+        let mut entries = self.lock();
+        if let Some(entry) = entries.get_mut(id)
+            && entry.stream.as_ref().is_some_and(|s| s.generation == generation)
+        {
+            entry.stream = None;
+            entry.last_active = Instant::now();
+        }
+    }
+
+    pub fn has_stream(&self, id: &str) -> bool {
+        self.lock().get(id).is_some_and(|e| e.stream.is_some())
+    }
+
+    /// Ends a session (DELETE). Its stream, if any, ends with it.
+    pub fn remove(&self, id: &str) -> bool {
+        self.lock().remove(id).is_some()
+    }
+
+    /// Forgets sessions idle longer than `ttl` that hold no live stream. Returns how many.
+    pub fn reap(&self, ttl: Duration) -> usize {
+        let mut entries = self.lock();
+        let before = entries.len();
+        entries
+            .retain(|_, e| e.stream.as_ref().is_some_and(|s| !s.sender.is_closed()) || e.last_active.elapsed() < ttl);
+        before - entries.len()
+    }
+
+    /// Queues `message` on every live stream; a full queue drops it for that stream only.
+    pub fn broadcast(&self, message: &str) -> usize {
+        let message: Arc<str> = message.into();
+        let entries = self.lock();
+        entries
+            .values()
+            .filter_map(|e| e.stream.as_ref())
+            .filter(|s| s.sender.try_send(message.clone()).is_ok())
+            .count()
+    }
+
+    /// Ends every GET stream (the endpoint was switched off); sessions themselves stay.
+    pub fn close_streams(&self) {
+        for entry in self.lock().values_mut() {
+            entry.stream = None;
+        }
+    }
+}
+
+/// Inserts under the cap: at the cap, evicts the least recently used session without a stream.
+fn insert(entries: &mut HashMap<String, Entry>, id: String, client: ClientInfo) -> Result<(), SessionError> {
+    if entries.len() >= MCP_MAX_SESSIONS {
+        let victim = entries
+            .iter()
+            .filter(|(_, e)| e.stream.is_none())
+            .min_by_key(|(_, e)| e.last_active)
+            .map(|(k, _)| k.clone())
+            .ok_or(SessionError::Full)?;
+        tracing::info!(source = "mcp", session = %victim, "session cap reached; evicted the least recently used session");
+        entries.remove(&victim);
+    }
+    entries.insert(id, Entry { last_active: Instant::now(), client, stream: None });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn initialize_reports_fresh_resumed_and_reconnected() {
+        let sessions = ProtocolSessions::default();
+        let (id, arrival) = sessions.initialize(None, ClientInfo::default()).unwrap();
+        assert_eq!(arrival, Arrival::Fresh);
+        let (again, arrival) = sessions.initialize(Some(&id), ClientInfo::default()).unwrap();
+        assert_eq!((again.as_str(), arrival), (id.as_str(), Arrival::Resumed));
+        let (minted, arrival) = sessions.initialize(Some("gone"), ClientInfo::default()).unwrap();
+        assert_ne!(minted, "gone");
+        assert_eq!(arrival, Arrival::Reconnected { presented: "gone".into() });
+    }
+
+    #[test]
+    fn a_superseded_stream_teardown_keeps_its_replacement() {
+        let sessions = ProtocolSessions::default();
+        let old = sessions.attach_stream("s1").unwrap();
+        let new = sessions.attach_stream("s1").unwrap();
+        assert!(new.generation > old.generation);
+        sessions.detach_stream("s1", old.generation);
+        assert!(sessions.has_stream("s1"), "the older stream's teardown removed the new sender");
+        sessions.detach_stream("s1", new.generation);
+        assert!(!sessions.has_stream("s1"));
+    }
+
+    #[test]
+    fn generations_never_repeat_across_a_deleted_and_recreated_id() {
+        let sessions = ProtocolSessions::default();
+        let draining = sessions.attach_stream("s1").unwrap();
+        assert!(sessions.remove("s1"));
+        let recreated = sessions.attach_stream("s1").unwrap();
+        assert_ne!(draining.generation, recreated.generation);
+        sessions.detach_stream("s1", draining.generation);
+        assert!(sessions.has_stream("s1"));
+    }
+
+    #[test]
+    fn stale_ids_recover_and_bad_ids_are_refused() {
+        let sessions = ProtocolSessions::default();
+        assert_eq!(sessions.touch("stale-id"), Ok(true));
+        assert_eq!(sessions.touch("stale-id"), Ok(false));
+        assert_eq!(sessions.touch("has space"), Err(SessionError::BadId));
+        assert_eq!(sessions.touch(&"x".repeat(MCP_SESSION_ID_MAX_LEN + 1)), Err(SessionError::BadId));
+    }
+
+    #[test]
+    fn reaping_spares_sessions_with_a_live_stream() {
+        let sessions = ProtocolSessions::default();
+        sessions.touch("idle").unwrap();
+        let _claim = sessions.attach_stream("streaming").unwrap();
+        assert_eq!(sessions.reap(Duration::ZERO), 1);
+        assert!(sessions.contains("streaming") && !sessions.contains("idle"));
+    }
+
+    #[test]
+    fn broadcast_reaches_every_live_stream() {
+        let sessions = ProtocolSessions::default();
+        let mut a = sessions.attach_stream("a").unwrap();
+        let mut b = sessions.attach_stream("b").unwrap();
+        assert_eq!(sessions.broadcast("hi"), 2);
+        assert_eq!(&*a.receiver.try_recv().unwrap(), "hi");
+        assert_eq!(&*b.receiver.try_recv().unwrap(), "hi");
+    }
+}

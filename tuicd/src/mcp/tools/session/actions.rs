@@ -1,0 +1,239 @@
+//! The `session` actions other than `wait`. Reads run inline (they copy out under the session's
+//! lock); spawning and signalling run on the blocking pool.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::keys;
+use super::params::{Create, Format, Input, Output, Resize, Target};
+use super::session_error;
+use crate::limits::OUTPUT_DEFAULT_BYTES;
+use crate::mcp::tools::{CallContext, ToolError, run_blocking, to_value};
+use crate::session::OutputQuery;
+
+/// One `list` entry. Optional values are omitted, never null.
+#[derive(Debug, Serialize)]
+struct ListEntry {
+    session_id: String,
+    tuic_session: String,
+    is_caller: bool,
+    alias: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    display_name: Option<String>,
+    cwd: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shell_state: Option<proto::session::ShellState>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pty_description: Option<String>,
+}
+
+pub fn list(ctx: &CallContext) -> Value {
+    let entries: Vec<ListEntry> = ctx
+        .app
+        .sessions
+        .list()
+        .into_iter()
+        .map(|s| ListEntry {
+            is_caller: ctx.tuic_session.as_deref() == Some(s.tuic_session.as_str()),
+            session_id: s.id.clone(),
+            tuic_session: s.tuic_session.clone(),
+            alias: s.alias.clone(),
+            display_name: s.display_name.clone(),
+            cwd: s.cwd.display().to_string(),
+            shell_state: s.shell_state(),
+            agent_type: s.agent_type.clone(),
+            pty_description: ctx.app.mcp.pty_description(&s.id),
+        })
+        .collect();
+    serde_json::to_value(entries).unwrap_or_else(|_| json!([]))
+}
+
+pub async fn create(ctx: &CallContext, p: Create) -> Result<Value, ToolError> {
+    let request = proto::session::CreateSessionRequest {
+        rows: p.rows,
+        cols: p.cols,
+        shell: p.shell,
+        args: p.args,
+        cwd: p.cwd,
+        display_name: p.display_name,
+        ..Default::default()
+    };
+    let app = ctx.app.clone();
+    let max = app.config.get().max_sessions;
+    let session =
+        run_blocking("session action=create", move || app.sessions.create(&request, max).map_err(session_error))
+            .await?;
+    Ok(json!({"session_id": session.id, "tuic_session": session.tuic_session, "alias": session.alias}))
+}
+
+/// Writes text and key together, so a command and its Enter can never be split apart. The write
+/// queues to the session's writer task (async, never blocking a worker).
+pub async fn input(ctx: &CallContext, p: Input) -> Result<Value, ToolError> {
+    let session = ctx.app.sessions.resolve(&p.session_id).map_err(session_error)?;
+    let key = p.special_key.as_deref().map(keys::bytes_for).transpose().map_err(ToolError::new)?;
+    let mut bytes = p.input.unwrap_or_default();
+    bytes.push_str(key.unwrap_or(""));
+    if bytes.is_empty() && p.pty_description.is_none() {
+        return Err(ToolError::new("session action=input: give input text, a special_key, or both"));
+    }
+    if !bytes.is_empty() {
+        session.write(bytes.into_bytes()).await.map_err(session_error)?;
+    }
+    if let Some(description) = p.pty_description {
+        ctx.app.mcp.set_pty_description(&ctx.app, &session.id, description);
+    }
+    Ok(json!({"ok": true}))
+}
+
+#[derive(Debug, Serialize)]
+struct OutputResult {
+    data: String,
+    data_length: usize,
+    /// Pass back as `since_cursor`.
+    cursor: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    total_written: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scrollback_lines: Option<u64>,
+    oldest_offset: u64,
+    exited: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exit_code: Option<i32>,
+}
+
+pub fn output(ctx: &CallContext, p: Output) -> Result<Value, ToolError> {
+    if p.limit == Some(0) {
+        return Err(ToolError::new("session action=output: limit must be at least 1"));
+    }
+    let session = ctx.app.sessions.resolve(&p.session_id).map_err(session_error)?;
+    let limit = p.limit.unwrap_or(OUTPUT_DEFAULT_BYTES);
+    let format = p.format.unwrap_or_default();
+    if format == Format::Raw {
+        let query =
+            OutputQuery { format: proto::session::OutputFormat::Raw, since_cursor: p.since_cursor, limit: Some(limit) };
+        let read = session.output(query);
+        return to_value(&OutputResult {
+            data_length: read.data.len(),
+            data: read.data,
+            cursor: read.cursor,
+            total_written: Some(read.total_written),
+            scrollback_lines: None,
+            oldest_offset: read.oldest_cursor,
+            exited: read.exited,
+            exit_code: read.exit_code,
+        });
+    }
+    // Text: log lines (and, for a tail read, the visible screen) capped at `limit` bytes. A tail
+    // keeps the newest lines; a delta keeps the oldest, so the cursor never skips a line.
+    let query =
+        OutputQuery { format: proto::session::OutputFormat::Log, since_cursor: p.since_cursor, limit: Some(limit) };
+    let read = session.output(query);
+    let mut lines = read.lines.unwrap_or_default();
+    let start = read.cursor - lines.len() as u64;
+    let screen: Vec<String> = read.screen.unwrap_or_default().into_iter().filter(|r| !r.trim().is_empty()).collect();
+    let cursor = if p.since_cursor.is_some() {
+        let kept = fit_oldest(&lines, limit);
+        lines.truncate(kept);
+        start + kept as u64
+    } else {
+        let mut text = lines;
+        text.extend(screen);
+        let drop = text.len() - fit_newest(&text, limit);
+        lines = text.split_off(drop);
+        read.cursor
+    };
+    let data = lines.join("\n");
+    to_value(&OutputResult {
+        data_length: data.len(),
+        data,
+        cursor,
+        total_written: p.since_cursor.is_none().then_some(read.cursor),
+        scrollback_lines: Some(read.total_written - read.oldest_cursor),
+        oldest_offset: read.oldest_cursor,
+        exited: read.exited,
+        exit_code: read.exit_code,
+    })
+}
+
+/// How many of the first lines fit in `limit` bytes joined by newlines (at least one, so a
+/// delta always makes progress).
+fn fit_oldest(lines: &[String], limit: usize) -> usize {
+    let mut used = 0;
+    for (i, line) in lines.iter().enumerate() {
+        used += line.len() + usize::from(i > 0);
+        if used > limit {
+            return i.max(1);
+        }
+    }
+    lines.len()
+}
+
+fn fit_newest(lines: &[String], limit: usize) -> usize {
+    let mut used = 0;
+    for (i, line) in lines.iter().rev().enumerate() {
+        used += line.len() + usize::from(i > 0);
+        if used > limit {
+            return i;
+        }
+    }
+    lines.len()
+}
+
+pub fn status(ctx: &CallContext, p: Target) -> Result<Value, ToolError> {
+    let session = ctx.app.sessions.resolve(&p.session_id).map_err(session_error)?;
+    let mut value = to_value(&session.info())?;
+    if let (Some(description), Value::Object(map)) = (ctx.app.mcp.pty_description(&session.id), &mut value) {
+        map.insert("pty_description".into(), Value::String(description));
+    }
+    Ok(value)
+}
+
+pub fn resize(ctx: &CallContext, p: Resize) -> Result<Value, ToolError> {
+    let session = ctx.app.sessions.resolve(&p.session_id).map_err(session_error)?;
+    session.resize(p.rows, p.cols).map_err(session_error)?;
+    Ok(json!({"ok": true}))
+}
+
+/// `close` and `kill`. Both are idempotent on an already exited session; `close` refuses the
+/// caller's own PTY so that an orchestrator cannot end itself by accident.
+pub async fn close(ctx: &CallContext, p: Target, kill: bool) -> Result<Value, ToolError> {
+    let session = ctx.app.sessions.resolve(&p.session_id).map_err(session_error)?;
+    if !kill && ctx.tuic_session.as_deref() == Some(session.tuic_session.as_str()) {
+        return Err(ToolError::new("Cannot close own session. Use exit to terminate yourself."));
+    }
+    let reason = if kill { "killed" } else { proto::session::close_reason::EXPLICIT_CLOSE };
+    run_blocking(if kill { "session action=kill" } else { "session action=close" }, move || {
+        session.close(reason);
+        Ok(())
+    })
+    .await?;
+    Ok(json!({"ok": true}))
+}
+
+pub fn pause(ctx: &CallContext, p: Target, pause: bool) -> Result<Value, ToolError> {
+    let session = ctx.app.sessions.resolve(&p.session_id).map_err(session_error)?;
+    if pause { session.pause() } else { session.resume() }.map_err(session_error)?;
+    Ok(json!({"ok": true}))
+}
+
+pub async fn process_stats(ctx: &CallContext) -> Result<Value, ToolError> {
+    let app = ctx.app.clone();
+    let processes = run_blocking("session action=process_stats", move || Ok(app.sessions.process_stats())).await?;
+    Ok(json!({ "processes": processes }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_budgets_keep_whole_lines_and_always_progress() {
+        let lines: Vec<String> = ["aaaa", "bb", "cccccc"].map(String::from).to_vec();
+        assert_eq!(fit_oldest(&lines, 7), 2);
+        assert_eq!(fit_oldest(&lines, 1), 1);
+        assert_eq!(fit_newest(&lines, 9), 2);
+        assert_eq!(fit_newest(&lines, 100), 3);
+    }
+}

@@ -1,0 +1,110 @@
+//! The `session` tool: every PTY the daemon owns, for agents. Each action's parameters are a
+//! struct in [`params`]; reads run inline, process spawns and signals on the blocking pool, waits
+//! on their own async handler.
+
+mod actions;
+mod keys;
+mod params;
+mod wait;
+
+use serde_json::{Map, Value};
+
+use super::schema::{self, ActionSchema};
+use super::{CallContext, ToolDef, ToolError, ToolFuture, params as parse, take_action};
+use crate::session::SessionError;
+
+pub const NAME: &str = "session";
+
+pub const SESSION_ACTIONS: &[&str] = &[
+    "list",
+    "create",
+    "input",
+    "output",
+    "status",
+    "wait",
+    "resize",
+    "close",
+    "kill",
+    "pause",
+    "resume",
+    "process_stats",
+];
+
+/// Actions refused to remote (non-loopback) callers: they start, drive or stop processes.
+const LOOPBACK_ONLY: &[&str] = &["create", "input", "kill", "close", "pause", "resume"];
+
+pub const DESCRIPTION: &str = "PTY sessions owned by tuicd: list, start, type into, read, wait on and stop terminals. \
+Every session_id parameter accepts the PTY session_id, the tuic_session UUID or the alias (tu-1).
+
+Actions:
+- list: every live session with session_id, tuic_session, is_caller (true for the PTY this MCP client runs in; never close it), alias, display_name, cwd, shell_state (busy|idle, omitted before the first output), pty_description. One call, no per-session fan-out.
+- create: start a terminal (rows, cols, shell, args, cwd, display_name). Returns {session_id, tuic_session, alias}. Loopback only.
+- input: write input text and/or a special_key (enter, tab, escape, up, ctrl+c, ...) in one write; no Enter is added to text. Optional pty_description sets the short task description shown for the PTY (empty or null clears it). Returns {ok:true}: proof of the PTY write only. Loopback only.
+- output: read output. Default format text strips ANSI; format=raw keeps escape sequences. limit is the most bytes returned (default 8192). Every response carries cursor; pass it back as since_cursor to get only what came after (text cursors count log lines, raw cursors count bytes). Works on exited sessions while their output is retained.
+- status: one session's state: shell_state, exited, exit_code, paused, size, cwd, pid, cursors.
+- wait: block until=idle (default; output quiet, or exited) or until=exited. timeout_ms default 60000; at or above 300000 it runs as 295000. Returns {met, timed_out, until, timeout_ms, shell_state?, exit_code?}. Prefer it over polling.
+- resize: set rows and cols (1..=500).
+- close: end a session (its child gets SIGHUP, then SIGKILL). Refuses the caller's own session. Idempotent. Loopback only.
+- kill: end a session at once. Loopback only.
+- pause: stop reading the session's output (the child blocks when the PTY fills). Loopback only.
+- resume: read its output again. Loopback only.
+- process_stats: CPU% and RSS of tuicd and of each session's process tree.";
+
+pub static TOOL: ToolDef =
+    ToolDef { name: NAME, actions: SESSION_ACTIONS, description: DESCRIPTION, input_schema, call };
+
+fn input_schema() -> Value {
+    let per_action: Vec<ActionSchema> = vec![
+        schema::action::<params::List>("list"),
+        schema::action::<params::Create>("create"),
+        schema::action::<params::Input>("input"),
+        schema::action::<params::Output>("output"),
+        schema::action::<params::Target>("status"),
+        schema::action::<params::Wait>("wait"),
+        schema::action::<params::Resize>("resize"),
+        schema::action::<params::Target>("close"),
+        schema::action::<params::Target>("kill"),
+        schema::action::<params::Target>("pause"),
+        schema::action::<params::Target>("resume"),
+        schema::action::<params::List>("process_stats"),
+    ];
+    schema::merge(SESSION_ACTIONS, &per_action)
+}
+
+fn call(ctx: CallContext, mut args: Map<String, Value>) -> ToolFuture {
+    Box::pin(async move {
+        let action = take_action(NAME, SESSION_ACTIONS, &mut args)?;
+        let action = action.as_str();
+        if LOOPBACK_ONLY.contains(&action) {
+            ctx.require_loopback(NAME, action)?;
+        }
+        match action {
+            "list" => parse::<params::List>(NAME, action, args).map(|_| actions::list(&ctx)),
+            "create" => actions::create(&ctx, parse(NAME, action, args)?).await,
+            "input" => actions::input(&ctx, parse(NAME, action, args)?).await,
+            "output" => actions::output(&ctx, parse(NAME, action, args)?),
+            "status" => actions::status(&ctx, parse(NAME, action, args)?),
+            "wait" => wait::wait(&ctx, parse(NAME, action, args)?).await,
+            "resize" => actions::resize(&ctx, parse(NAME, action, args)?),
+            "close" => actions::close(&ctx, parse(NAME, action, args)?, false).await,
+            "kill" => actions::close(&ctx, parse(NAME, action, args)?, true).await,
+            "pause" => actions::pause(&ctx, parse(NAME, action, args)?, true),
+            "resume" => actions::pause(&ctx, parse(NAME, action, args)?, false),
+            _ => {
+                parse::<params::List>(NAME, action, args)?;
+                actions::process_stats(&ctx).await
+            }
+        }
+    })
+}
+
+/// A session error as a tool error; an unknown reference says which names were tried.
+fn session_error(error: SessionError) -> ToolError {
+    match error {
+        SessionError::NotFound(reference) => ToolError::new(format!(
+            "Unknown session \"{reference}\" (tried PTY session_id, tuic_session and alias; see session action=list)"
+        ))
+        .with("reason", "session_not_found_or_reaped"),
+        other => ToolError::new(other.to_string()),
+    }
+}

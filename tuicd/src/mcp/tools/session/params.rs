@@ -1,0 +1,124 @@
+//! Typed parameters of each `session` action. The tool's `inputSchema` is derived from these
+//! structs (see `tools::schema`), and calls are parsed into them, so the two cannot drift.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer};
+
+use super::keys::SPECIAL_KEYS;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct List {}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Create {
+    /// Terminal rows (1..=500, default 24).
+    #[schemars(range(min = 1, max = 500))]
+    pub rows: Option<u16>,
+    /// Terminal columns (1..=500, default 80).
+    #[schemars(range(min = 1, max = 500))]
+    pub cols: Option<u16>,
+    /// Program to run (default: $SHELL, then /bin/sh); a bare name is looked up in PATH.
+    pub shell: Option<String>,
+    /// Arguments for `shell`.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Working directory (default: the daemon's home directory).
+    pub cwd: Option<String>,
+    /// A human name for the session.
+    pub display_name: Option<String>,
+}
+
+/// Actions that take only the session reference.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Target {
+    /// The session: its PTY session_id, its tuic_session UUID, or its alias (tu-1).
+    pub session_id: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// The session: its PTY session_id, its tuic_session UUID, or its alias (tu-1).
+    pub session_id: String,
+    /// Text to type, written raw (no Enter is added; pair it with special_key=enter).
+    pub input: Option<String>,
+    /// A key written after the text, in the same write.
+    #[schemars(schema_with = "special_key_schema")]
+    pub special_key: Option<String>,
+    /// Short description of the work assigned to this PTY; an empty string or null clears it,
+    /// omitting it keeps the current one.
+    #[serde(default, deserialize_with = "present")]
+    pub pty_description: Option<Option<String>>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// ANSI stripped; cursors count log lines.
+    #[default]
+    Text,
+    /// Escape sequences preserved; cursors count bytes.
+    Raw,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Output {
+    /// The session: its PTY session_id, its tuic_session UUID, or its alias (tu-1).
+    pub session_id: String,
+    /// Most bytes of output to return (default 8192).
+    #[schemars(range(min = 1))]
+    pub limit: Option<usize>,
+    /// "text" (default): ANSI stripped; "raw": escape sequences preserved.
+    pub format: Option<Format>,
+    /// The cursor from a previous output response: return only what came after it.
+    pub since_cursor: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Until {
+    #[default]
+    Idle,
+    Exited,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Wait {
+    /// The session: its PTY session_id, its tuic_session UUID, or its alias (tu-1).
+    pub session_id: String,
+    /// "idle" (default): output went quiet, or the child exited; "exited": the child exited.
+    pub until: Option<Until>,
+    /// How long to wait in ms (default 60000; at or above 300000 it runs as 295000).
+    pub timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Resize {
+    /// The session: its PTY session_id, its tuic_session UUID, or its alias (tu-1).
+    pub session_id: String,
+    /// Terminal rows (1..=500).
+    #[schemars(range(min = 1, max = 500))]
+    pub rows: u16,
+    /// Terminal columns (1..=500).
+    #[schemars(range(min = 1, max = 500))]
+    pub cols: u16,
+}
+
+fn special_key_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "enum": SPECIAL_KEYS.iter().map(|(name, _)| *name).collect::<Vec<_>>(),
+        "description": "A key written after the text, in the same write.",
+    })
+}
+
+/// `Some(None)` for an explicit null, `None` when the field is absent.
+fn present<'de, D: Deserializer<'de>>(de: D) -> Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(de).map(Some)
+}

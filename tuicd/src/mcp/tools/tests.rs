@@ -1,0 +1,162 @@
+//! Framework tests with tools defined here: dispatch, errors, panics and disabled tools.
+
+use std::time::Instant;
+
+use serde_json::{Map, Value, json};
+
+use super::*;
+use crate::config::ConfigStore;
+use crate::state::Shared;
+
+pub(crate) fn test_app(dir: &std::path::Path) -> App {
+    let (_tx, shutdown) = tokio::sync::watch::channel(false);
+    let events = std::sync::Arc::new(crate::events::EventBus::new());
+    App::new(Shared {
+        sessions: crate::session::SessionRegistry::new(events.clone(), dir),
+        config: ConfigStore::open(dir).unwrap(),
+        config_dir: dir.to_owned(),
+        socket_path: dir.join("mcp.sock"),
+        started: Instant::now(),
+        events,
+        auth: Default::default(),
+        tcp: Default::default(),
+        mcp: Default::default(),
+        shutdown,
+        request_timeout: crate::limits::REQUEST_TIMEOUT,
+        port_override: None,
+    })
+}
+
+fn ctx(app: &App) -> CallContext {
+    CallContext { app: app.clone(), caller: Caller::ipc(), mcp_session: None, tuic_session: None }
+}
+
+const ECHO_ACTIONS: &[&str] = &["say", "boom", "block_boom"];
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Say {
+    text: String,
+}
+
+fn echo(_ctx: CallContext, mut args: Map<String, Value>) -> ToolFuture {
+    Box::pin(async move {
+        match take_action("echo", ECHO_ACTIONS, &mut args)?.as_str() {
+            "say" => Ok(json!({"said": params::<Say>("echo", "say", args)?.text})),
+            "boom" => panic!("kaboom"),
+            _ => {
+                run_blocking("echo action=block_boom", || -> Result<Value, ToolError> { panic!("blocking kaboom") })
+                    .await
+            }
+        }
+    })
+}
+
+static ECHO: ToolDef = ToolDef {
+    name: "echo",
+    actions: ECHO_ACTIONS,
+    description: "Echo.",
+    input_schema: || json!({"type": "object"}),
+    call: echo,
+};
+static CONFIG_TOOL: ToolDef =
+    ToolDef { name: "config", actions: &[], description: "Hidden.", input_schema: || json!({}), call: echo };
+static REGISTRY: &[&ToolDef] = &[&ECHO, &CONFIG_TOOL];
+
+fn text(result: &Value) -> Value {
+    serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap()
+}
+
+#[tokio::test]
+async fn a_successful_call_is_compact_json_in_the_content_envelope() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = test_app(dir.path());
+    let result = call(REGISTRY, ctx(&app), "echo", Some(json!({"action": "say", "text": "hi"}))).await.unwrap();
+    assert_eq!(result["isError"], false);
+    assert_eq!(result["content"][0]["text"], r#"{"said":"hi"}"#);
+}
+
+#[tokio::test]
+async fn unknown_actions_and_bad_params_are_tool_errors_that_say_what_is_valid() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = test_app(dir.path());
+    let result = call(REGISTRY, ctx(&app), "echo", Some(json!({"action": "shout"}))).await.unwrap();
+    assert_eq!(result["isError"], true);
+    let error = text(&result)["error"].as_str().unwrap().to_owned();
+    assert!(error.contains("Unknown action 'shout'") && error.contains("say, boom, block_boom"), "{error}");
+    let result = call(REGISTRY, ctx(&app), "echo", Some(json!({"action": "say", "text": 5}))).await.unwrap();
+    let error = text(&result)["error"].as_str().unwrap().to_owned();
+    assert!(error.contains("text") && error.contains("expected a string"), "{error}");
+    let result = call(REGISTRY, ctx(&app), "echo", Some(json!({"action": "say", "text": "a", "x": 1}))).await.unwrap();
+    assert!(text(&result)["error"].as_str().unwrap().contains("unknown field `x`"));
+}
+
+#[tokio::test]
+async fn a_panicking_handler_becomes_a_tool_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = test_app(dir.path());
+    for action in ["boom", "block_boom"] {
+        let result = call(REGISTRY, ctx(&app), "echo", Some(json!({"action": action}))).await.unwrap();
+        assert_eq!(result["isError"], true, "{action}");
+        assert!(text(&result)["error"].as_str().unwrap().contains("kaboom"), "{result}");
+    }
+}
+
+#[tokio::test]
+async fn unknown_and_disabled_tools_are_protocol_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = test_app(dir.path());
+    let err = call(REGISTRY, ctx(&app), "nope", None).await.unwrap_err();
+    assert_eq!(err.code, crate::mcp::model::code::INVALID_PARAMS);
+    assert!(err.message.contains("Valid tools: echo"), "{}", err.message);
+    let err = call(REGISTRY, ctx(&app), "config", None).await.unwrap_err();
+    assert!(err.message.contains("disabled by configuration"), "{}", err.message);
+    let listed = list(REGISTRY, &app.config.get());
+    assert_eq!(listed["tools"].as_array().unwrap().len(), 1, "config is hidden by default");
+}
+
+/// The seed's gate: a tool's `*_ACTIONS` constant, its schema's `action` enum and its
+/// description's action lines stay in step, so no action is advertised but undocumented.
+#[test]
+fn every_documented_action_constant_matches_schema_and_description() {
+    for tool in registry() {
+        let schema = (tool.input_schema)();
+        let enumerated: Vec<&str> =
+            schema["properties"]["action"]["enum"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        assert_eq!(enumerated, tool.actions, "{}: schema enum vs constant", tool.name);
+        let documented: Vec<&str> = tool
+            .description
+            .lines()
+            .filter_map(|l| l.strip_prefix("- ").and_then(|l| l.split_once(':')).map(|(a, _)| a))
+            .collect();
+        assert_eq!(documented, tool.actions, "{}: description vs constant", tool.name);
+        assert!(jsonschema_is_object(&schema), "{}: inputSchema must be an object schema", tool.name);
+        assert!(!tool.name.contains("__"), "native tool names never contain __ (reserved for upstreams)");
+    }
+}
+
+fn jsonschema_is_object(schema: &Value) -> bool {
+    schema["type"] == "object" && schema.get("oneOf").is_none() && schema.get("anyOf").is_none()
+}
+
+/// `docs/mcp-tools.json` is the checked-in snapshot of every tool's name, description and
+/// schema. A change must be deliberate: rerun with `UPDATE_MCP_SNAPSHOT=1` and commit the file.
+#[test]
+fn tool_schemas_match_the_checked_in_snapshot() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/mcp-tools.json");
+    let mut config = crate::config::AppConfig::default();
+    config.disabled_native_tools.clear();
+    let current = list(registry(), &config);
+    let rendered = serde_json::to_string_pretty(&current).unwrap() + "\n";
+    if std::env::var_os("UPDATE_MCP_SNAPSHOT").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &rendered).unwrap();
+        return;
+    }
+    let stored = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        stored == rendered,
+        "tool schemas drifted from docs/mcp-tools.json; if the change is intended, run \
+         UPDATE_MCP_SNAPSHOT=1 cargo test -p tuicd --lib tool_schemas and commit the file"
+    );
+}

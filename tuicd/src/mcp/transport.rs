@@ -1,0 +1,265 @@
+//! HTTP for `/mcp`: the gate, header rules, status codes and the GET notification stream.
+//!
+//! - `mcp_server_enabled: false` answers 503 on every method (the rest of the API stays up).
+//! - A present but foreign `Origin` (or, over TCP, `Host`) answers 403 (DNS rebinding). The IPC
+//!   socket is not reachable from a browser, so `Host` is not checked there.
+//! - An unsupported `MCP-Protocol-Version` answers 400; any supported revision is accepted and a
+//!   missing header is fine.
+//! - POST: a request gets 200 with one JSON-RPC response; a notification or response gets 202.
+//! - GET needs `mcp-session-id` (401 without) and streams server notifications as SSE.
+//! - DELETE ends the session named by `mcp-session-id`.
+
+use std::net::IpAddr;
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, StatusCode};
+use tokio::sync::mpsc;
+
+use super::model::{self, ACCEPTED_HEADER_VERSIONS, Incoming, RpcError, code};
+use super::protocol::{self, RequestMeta};
+use super::sessions::SessionError;
+use crate::http::body::{empty, json_response, read_bytes};
+use crate::http::{ApiError, ApiResult, Caller, Request, Response, Transport};
+use crate::limits::SSE_KEEP_ALIVE;
+use crate::routes::events::{encode, sse_response};
+use crate::state::App;
+
+pub const SESSION_HEADER: &str = "mcp-session-id";
+pub const VERSION_HEADER: &str = "mcp-protocol-version";
+pub const TUIC_SESSION_HEADER: &str = "x-tuic-session";
+
+pub async fn post(app: &App, caller: &Caller, req: Request) -> ApiResult {
+    let meta = match admit(app, caller, req.headers()) {
+        Ok(meta) => meta,
+        Err(response) => return Ok(response),
+    };
+    let body = read_bytes(req).await?;
+    match model::classify(&body) {
+        Err(error) => Ok(rpc_failure(StatusCode::BAD_REQUEST, error)),
+        Ok(Incoming::Notification { .. } | Incoming::Response) => {
+            if let Some(id) = &meta.session_id {
+                let _ = app.mcp.sessions.touch(id);
+            }
+            let mut response = Response::new(empty());
+            *response.status_mut() = StatusCode::ACCEPTED;
+            Ok(response)
+        }
+        Ok(Incoming::Request { id, method, params }) => {
+            if method != "initialize"
+                && let Some(session) = &meta.session_id
+                && let Err(e) = app.mcp.sessions.touch(session)
+            {
+                return Ok(session_failure(e));
+            }
+            let handled = protocol::handle(app, meta, &id, &method, params).await;
+            let mut response = json_response(StatusCode::OK, &handled.message);
+            if let Some(session) = handled.session_id
+                && let Ok(value) = HeaderValue::from_str(&session)
+            {
+                response.headers_mut().insert(SESSION_HEADER, value);
+            }
+            Ok(response)
+        }
+    }
+}
+
+pub async fn get(app: &App, caller: &Caller, req: Request) -> ApiResult {
+    let meta = match admit(app, caller, req.headers()) {
+        Ok(meta) => meta,
+        Err(response) => return Ok(response),
+    };
+    let Some(session) = meta.session_id else {
+        return Ok(rpc_failure(
+            StatusCode::UNAUTHORIZED,
+            RpcError::new(code::INVALID_REQUEST, "GET /mcp needs the mcp-session-id header from initialize"),
+        ));
+    };
+    let claim = match app.mcp.sessions.attach_stream(&session) {
+        Ok(claim) => claim,
+        Err(e) => return Ok(session_failure(e)),
+    };
+    let (tx, rx) = mpsc::channel::<Bytes>(super::super::limits::MCP_STREAM_QUEUE);
+    tokio::spawn(pump(app.clone(), session.clone(), claim, tx));
+    let mut response = sse_response(rx);
+    if let Ok(value) = HeaderValue::from_str(&session) {
+        response.headers_mut().insert(SESSION_HEADER, value);
+    }
+    Ok(response)
+}
+
+pub async fn delete(app: &App, caller: &Caller, req: Request) -> ApiResult {
+    let meta = match admit(app, caller, req.headers()) {
+        Ok(meta) => meta,
+        Err(response) => return Ok(response),
+    };
+    let Some(session) = meta.session_id else {
+        return Ok(rpc_failure(
+            StatusCode::BAD_REQUEST,
+            RpcError::new(code::INVALID_REQUEST, "DELETE /mcp needs the mcp-session-id header of the session to end"),
+        ));
+    };
+    let existed = app.mcp.sessions.remove(&session);
+    tracing::info!(source = "mcp", session = %session, existed, "MCP session ended by DELETE");
+    crate::http::body::ok_json(&serde_json::json!({"ok": true}))
+}
+
+/// Forwards one session's notifications to its GET stream until the client leaves, the stream
+/// is superseded or the session ends, or the daemon stops. Its teardown releases the session's
+/// stream slot only while it still holds its generation.
+async fn pump(app: App, session: String, mut claim: super::sessions::StreamClaim, tx: mpsc::Sender<Bytes>) {
+    struct Release<'a>(&'a App, &'a str, u64);
+    impl Drop for Release<'_> {
+        fn drop(&mut self) {
+            self.0.mcp.sessions.detach_stream(self.1, self.2);
+        }
+    }
+    let _release = Release(&app, &session, claim.generation);
+    if tx.send(Bytes::from_static(b": stream open\n\n")).await.is_err() {
+        return;
+    }
+    let mut keep_alive = tokio::time::interval(SSE_KEEP_ALIVE);
+    keep_alive.tick().await;
+    loop {
+        let frame = tokio::select! {
+            () = app.stopping() => return,
+            () = tx.closed() => return,
+            _ = keep_alive.tick() => Bytes::from_static(b": keep-alive\n\n"),
+            message = claim.receiver.recv() => match message {
+                Some(message) => encode(None, "message", &message),
+                None => return,
+            },
+        };
+        if tx.send(frame).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// The checks every method shares. `Err` is the response to send instead.
+fn admit(app: &App, caller: &Caller, headers: &HeaderMap) -> Result<RequestMeta, Response> {
+    if !app.config.get().mcp_server_enabled {
+        return Err(ApiError::Unavailable(
+            "the MCP endpoint is off (mcp_server_enabled is false in config.json)".into(),
+        )
+        .into_response());
+    }
+    if let Some(reason) = foreign_origin_or_host(caller, headers) {
+        tracing::warn!(source = "mcp", %reason, "refused a request from a foreign origin");
+        return Err(rpc_failure(StatusCode::FORBIDDEN, RpcError::new(code::INVALID_REQUEST, reason)));
+    }
+    if let Some(version) = headers.get(VERSION_HEADER) {
+        let version = version.to_str().unwrap_or("");
+        if !ACCEPTED_HEADER_VERSIONS.contains(&version) {
+            return Err(rpc_failure(
+                StatusCode::BAD_REQUEST,
+                RpcError::new(
+                    code::INVALID_REQUEST,
+                    format!(
+                        "Unsupported MCP-Protocol-Version '{version}'; supported: {}",
+                        ACCEPTED_HEADER_VERSIONS.join(", ")
+                    ),
+                ),
+            ));
+        }
+    }
+    let session_id = match headers.get(SESSION_HEADER).map(|v| v.to_str().map(str::to_owned)) {
+        None => None,
+        Some(Ok(id)) if super::sessions::valid_id(&id) => Some(id),
+        Some(_) => return Err(session_failure(SessionError::BadId)),
+    };
+    let tuic_session = headers
+        .get(TUIC_SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| uuid::Uuid::parse_str(v.trim()).ok())
+        .map(|u| u.to_string());
+    Ok(RequestMeta { caller: caller.clone(), session_id, tuic_session })
+}
+
+fn session_failure(error: SessionError) -> Response {
+    let status = match error {
+        SessionError::BadId => StatusCode::BAD_REQUEST,
+        SessionError::Full => StatusCode::SERVICE_UNAVAILABLE,
+    };
+    rpc_failure(status, RpcError::new(code::INVALID_REQUEST, error.to_string()))
+}
+
+/// An HTTP-level refusal with a JSON-RPC error body (`id: null`), as the transport spec allows.
+fn rpc_failure(status: StatusCode, error: RpcError) -> Response {
+    json_response(status, &model::error_message(None, &error))
+}
+
+/// DNS-rebinding protection. `Origin`, when present, must be a loopback origin or the same
+/// authority as `Host`. Over TCP, `Host` must be a loopback name, an IP literal (rebinding needs
+/// a DNS name) or this machine's host name.
+fn foreign_origin_or_host(caller: &Caller, headers: &HeaderMap) -> Option<String> {
+    let host = headers.get(http::header::HOST).and_then(|h| h.to_str().ok());
+    if matches!(caller.transport, Transport::Tcp { .. })
+        && let Some(host) = host
+        && !trusted_host(hostname_of(host))
+    {
+        return Some(format!("Host '{host}' is not this server (DNS rebinding protection)"));
+    }
+    let origin = headers.get(http::header::ORIGIN)?;
+    let origin = origin.to_str().unwrap_or("");
+    let authority = origin.split_once("://").map(|(_, rest)| rest.trim_end_matches('/'));
+    let allowed =
+        authority.is_some_and(|a| is_loopback_name(hostname_of(a)) || host.is_some_and(|h| h.eq_ignore_ascii_case(a)));
+    if allowed { None } else { Some(format!("Origin '{origin}' is not allowed (DNS rebinding protection)")) }
+}
+
+/// The host part of `host[:port]` or `[v6]:port`.
+fn hostname_of(authority: &str) -> &str {
+    if let Some(rest) = authority.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or(rest);
+    }
+    match authority.rsplit_once(':') {
+        Some((host, port)) if port.bytes().all(|b| b.is_ascii_digit()) => host,
+        _ => authority,
+    }
+}
+
+fn is_loopback_name(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost")
+        || host.to_ascii_lowercase().ends_with(".localhost")
+        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+fn trusted_host(host: &str) -> bool {
+    is_loopback_name(host)
+        || host.parse::<IpAddr>().is_ok()
+        || machine_hostname().is_some_and(|h| h.eq_ignore_ascii_case(host))
+}
+
+fn machine_hostname() -> Option<String> {
+    let name = rustix::system::uname().nodename().to_string_lossy().into_owned();
+    (!name.is_empty()).then_some(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (k, v) in pairs {
+            map.insert(*k, HeaderValue::from_str(v).unwrap());
+        }
+        map
+    }
+
+    fn tcp() -> Caller {
+        Caller { transport: Transport::Tcp { peer: "127.0.0.1:5000".parse().unwrap(), tls: false } }
+    }
+
+    #[test]
+    fn foreign_host_or_origin_is_refused_and_own_origin_is_not() {
+        let evil = headers(&[("host", "evil.example.com"), ("origin", "http://evil.example.com")]);
+        assert!(foreign_origin_or_host(&tcp(), &evil).is_some());
+        let own = headers(&[("host", "127.0.0.1:9876"), ("origin", "http://127.0.0.1:9876")]);
+        assert!(foreign_origin_or_host(&tcp(), &own).is_none());
+        let foreign_origin = headers(&[("host", "localhost:9876"), ("origin", "https://evil.example.com")]);
+        assert!(foreign_origin_or_host(&Caller::ipc(), &foreign_origin).is_some());
+        assert!(foreign_origin_or_host(&Caller::ipc(), &headers(&[("host", "anything")])).is_none());
+        assert!(foreign_origin_or_host(&tcp(), &headers(&[("host", "[::1]:80")])).is_none());
+    }
+}

@@ -1,0 +1,78 @@
+//! A tiny MCP client for the black-box tests: JSON-RPC over POST /mcp on the daemon's socket.
+
+#![allow(dead_code)]
+
+use reqwest::StatusCode;
+use reqwest::header::HeaderMap;
+use serde_json::{Value, json};
+
+use crate::harness::Daemon;
+
+pub struct Reply {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Value,
+}
+
+impl Reply {
+    pub fn session(&self) -> Option<String> {
+        self.headers.get("mcp-session-id").map(|v| v.to_str().unwrap().to_owned())
+    }
+}
+
+/// POSTs raw bytes to /mcp with extra headers.
+pub async fn post_raw(daemon: &Daemon, body: impl Into<reqwest::Body>, headers: &[(&str, &str)]) -> Reply {
+    let mut req = daemon
+        .client
+        .post(Daemon::url("/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let response = req.send().await.expect("POST /mcp reaches tuicd");
+    let status = response.status();
+    let headers = response.headers().clone();
+    let bytes = response.bytes().await.unwrap_or_default();
+    Reply { status, headers, body: serde_json::from_slice(&bytes).unwrap_or(Value::Null) }
+}
+
+pub async fn rpc(daemon: &Daemon, method: &str, params: Value, headers: &[(&str, &str)]) -> Reply {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    post_raw(daemon, body.to_string(), headers).await
+}
+
+pub async fn initialize(daemon: &Daemon, headers: &[(&str, &str)]) -> Reply {
+    let params = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "api-test", "version": "1"}});
+    rpc(daemon, "initialize", params, headers).await
+}
+
+/// Calls a tool; returns `(isError, the JSON inside the text content)`.
+pub async fn call_as(daemon: &Daemon, tool: &str, args: Value, headers: &[(&str, &str)]) -> (bool, Value) {
+    let reply = rpc(daemon, "tools/call", json!({"name": tool, "arguments": args}), headers).await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
+    let result = &reply.body["result"];
+    assert!(result.is_object(), "not a tool result: {}", reply.body);
+    let text = result["content"][0]["text"].as_str().expect("text content");
+    (result["isError"] == json!(true), serde_json::from_str(text).expect("compact JSON text"))
+}
+
+pub async fn call(daemon: &Daemon, tool: &str, args: Value) -> (bool, Value) {
+    call_as(daemon, tool, args, &[]).await
+}
+
+/// Calls a tool that must succeed.
+pub async fn ok(daemon: &Daemon, tool: &str, args: Value) -> Value {
+    let (is_error, value) = call(daemon, tool, args.clone()).await;
+    assert!(!is_error, "{tool} {args} failed: {value}");
+    value
+}
+
+/// Calls a tool that must fail; returns its error sentence.
+pub async fn fails(daemon: &Daemon, tool: &str, args: Value) -> String {
+    let (is_error, value) = call(daemon, tool, args.clone()).await;
+    assert!(is_error, "{tool} {args} should have failed: {value}");
+    value["error"].as_str().unwrap().to_owned()
+}
