@@ -56,6 +56,8 @@ pub struct Identity {
     pub alias: String,
     pub display_name: Option<String>,
     pub agent_type: Option<String>,
+    /// Where the session's agent-state events go (`pty-parsed`).
+    pub events: Arc<crate::events::EventBus>,
 }
 
 pub struct Session {
@@ -82,6 +84,8 @@ pub struct Session {
     winsize_fd: OwnedFd,
     pub(super) capture: Mutex<Option<CaptureFile>>,
     pub(super) counters: Arc<Counters>,
+    /// The agent-state engine of this session and the writer lock (see [`crate::agentwire`]).
+    pub agent: crate::agentwire::AgentLink,
 }
 
 impl std::fmt::Debug for Session {
@@ -114,6 +118,9 @@ impl Session {
         let (reader, writer) = pty.into_split();
         let (input, input_rx) = mpsc::channel(PTY_INPUT_QUEUE);
         let (kill, kill_rx) = oneshot::channel();
+        let live = broadcast::channel(SESSION_BROADCAST_CAPACITY).0;
+        let adapter = crate::agentwire::adapter_for(identity.agent_type.as_deref(), &plan.shell);
+        let agent = crate::agentwire::AgentLink::new(&identity.id, adapter, child.id(), identity.events, live.clone());
         let session = Arc::new(Session {
             id: identity.id,
             tuic_session: identity.tuic_session,
@@ -130,7 +137,7 @@ impl Session {
                 last_output: None,
                 exit: None,
             }),
-            live: broadcast::channel(SESSION_BROADCAST_CAPACITY).0,
+            live,
             input,
             paused: watch::channel(false).0,
             done: watch::channel(false).0,
@@ -138,11 +145,17 @@ impl Session {
             winsize_fd,
             capture: Mutex::new(capture),
             counters,
+            agent,
         });
         let reading = tokio::spawn(tasks::read_output(session.clone(), reader));
         tokio::spawn(tasks::write_input(session.clone(), writer, input_rx));
         tokio::spawn(tasks::supervise(session.clone(), child, reading, kill_rx, on_close));
         Ok(session)
+    }
+
+    /// Raw bytes the child has written so far (the raw output cursor).
+    pub fn total_written(&self) -> u64 {
+        self.lock().ring.total()
     }
 
     pub(super) fn lock(&self) -> MutexGuard<'_, OutputState> {
@@ -152,8 +165,15 @@ impl Session {
     /// Queues raw bytes for the child's input, in order. Waits only when the input queue is full
     /// (a child that stopped reading); never blocks output.
     pub async fn write(&self, data: impl Into<Bytes>) -> Result<(), SessionError> {
+        let _writer = self.agent.writer().await;
+        self.write_held(data.into()).await
+    }
+
+    /// [`Session::write`] for a caller already holding `self.agent.writer()` (submit, injection).
+    /// Feeds the agent engine exactly the bytes it queues.
+    pub async fn write_held(&self, data: Bytes) -> Result<(), SessionError> {
         self.ensure_running("input")?;
-        let data = data.into();
+        self.agent.on_input(&data);
         let len = data.len() as u64;
         self.input.send(data).await.map_err(|_| self.exited_error("input"))?;
         self.counters.bytes_written.fetch_add(len, Ordering::Relaxed);

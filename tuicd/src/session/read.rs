@@ -125,6 +125,12 @@ impl Session {
     /// `busy` while output arrived within [`SHELL_IDLE_AFTER`], `idle` after; `None` before the
     /// first output. Computed on read, so an idle session costs no timer.
     pub fn shell_state(&self) -> Option<ShellState> {
+        if let Some(state) = self.agent.status().shell_state {
+            return Some(match state {
+                crate::agent::ShellState::Busy => ShellState::Busy,
+                crate::agent::ShellState::Idle => ShellState::Idle,
+            });
+        }
         let last = self.lock().last_output?;
         Some(if last.elapsed() < SHELL_IDLE_AFTER { ShellState::Busy } else { ShellState::Idle })
     }
@@ -143,6 +149,7 @@ impl Session {
 
     pub fn info(&self) -> SessionInfo {
         let shell_state = self.shell_state();
+        let state = serde_json::to_value(self.agent.status()).ok();
         let out = self.lock();
         let (rows, cols) = out.screen.size();
         SessionInfo {
@@ -162,6 +169,7 @@ impl Session {
             exit_code: out.exit.and_then(|e| e.exit_code),
             total_written: out.ring.total(),
             total_lines: out.screen.total_lines(),
+            state,
         }
     }
 

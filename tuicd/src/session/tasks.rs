@@ -53,6 +53,15 @@ fn ingest(session: &Session, bytes: &[u8]) {
         for event in events {
             let _ = session.live.send(Arc::new(SessionEvent::Parsed(event)));
         }
+        let (rows, _) = out.screen.size();
+        let mut screen_rows = out.screen.screen_rows();
+        screen_rows.resize(usize::from(rows).max(screen_rows.len()), String::new());
+        let screen = crate::agent::Screen {
+            rows: &screen_rows,
+            cursor: out.screen.cursor(),
+            alternate: out.screen.alternate_screen(),
+        };
+        session.agent.on_output(bytes, &screen);
     }
     session.counters.bytes_emitted.fetch_add(bytes.len() as u64, Ordering::Relaxed);
     session.record(Direction::Output, bytes);

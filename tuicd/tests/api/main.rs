@@ -2,6 +2,7 @@
 //! (and later WebSocket, SSE, MCP) to it over its Unix socket or TCP. One test binary, one module
 //! per capability.
 
+mod agents;
 mod bridge;
 mod foundation;
 mod harness;
