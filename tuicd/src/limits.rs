@@ -168,3 +168,6 @@ pub const TASK_POLL_INTERVAL_MS: u64 = 1000;
 pub const PROGRESS_TEXT_MAX_CHARS: usize = 2000;
 pub const PROGRESS_LINE_MAX_BYTES: usize = 16 * 1024;
 pub const PROGRESS_LIST_MAX: usize = 1000;
+/// The screen model follows the ring in batches of at most this many bytes, releasing its lock
+/// between them so that screen reads stay responsive during a flood.
+pub const SCREEN_BATCH: usize = 256 * 1024;

@@ -2,8 +2,8 @@
 //! surface built on it (`session action=submit`, the `agent`, `task` and `progress` tools).
 //!
 //! # Wiring (one [`AgentLink`] per session, a field of `Session`)
-//! - The reader calls [`AgentLink::on_output`] under the session's output lock, after the chunk was
-//!   applied to the screen model, so a `parsed` event is broadcast in order with the output.
+//! - The screen follower calls [`AgentLink::on_output`] under the screen lock with each batch it
+//!   applied to the screen model, and the raw cursor past it ([`AgentLink::fed`]).
 //! - Every writer goes through `Session::write`, which holds [`AgentLink::writer`] and feeds
 //!   [`AgentLink::on_input`] with exactly the bytes it queues. `submit` holds the same lock across
 //!   its whole framed write.
@@ -14,7 +14,7 @@
 //! - Every engine event goes out as the WebSocket `{"type":"parsed","event":...}` frame and as
 //!   `pty-parsed {session_id, parsed}` on `/events`; the progress journal listens there for intents.
 //!
-//! Lock order: the session's output lock, then the tracker lock; nothing takes them the other way.
+//! Lock order: the session's screen lock, then the tracker lock; nothing takes them the other way.
 
 pub mod probe;
 pub mod submit;
@@ -61,6 +61,8 @@ struct Inner {
     /// Bumped after every published batch of events; waiters re-check on a change.
     version: watch::Sender<u64>,
     ticking: AtomicBool,
+    /// The raw output cursor the engine has read up to.
+    fed: watch::Sender<u64>,
     last_activity: Mutex<Instant>,
 }
 
@@ -87,6 +89,7 @@ impl AgentLink {
                 writer: tokio::sync::Mutex::new(()),
                 version: watch::channel(0).0,
                 ticking: AtomicBool::new(false),
+                fed: watch::channel(0).0,
                 last_activity: Mutex::new(Instant::now()),
             }),
         }
@@ -100,13 +103,16 @@ impl AgentLink {
         self.tracker().adapter()
     }
 
-    /// One output chunk and the screen after it (called by the reader, under the output lock).
-    pub fn on_output(&self, bytes: &[u8], screen: &Screen<'_>) {
+    /// One batch of output and the screen after it (called by the screen follower, under the
+    /// screen lock); `cursor` is the raw output cursor just past `bytes`.
+    pub fn on_output(&self, bytes: &[u8], cursor: u64, screen: &Screen<'_>) {
         let now = Instant::now();
         let events = {
             let mut tracker = self.tracker();
             let mut events = tracker.on_output(bytes, now);
+            // Always advance `fed` with the tracker lock held: a submit reads both together.
             events.extend(tracker.on_screen(screen, now));
+            self.inner.fed.send_replace(cursor);
             events
         };
         self.publish(events);
@@ -147,6 +153,16 @@ impl AgentLink {
         };
         self.publish(events);
         value
+    }
+
+    /// The raw output cursor the engine has read up to.
+    pub fn fed(&self) -> u64 {
+        *self.inner.fed.borrow()
+    }
+
+    /// Changes whenever the engine read more output.
+    pub fn subscribe_fed(&self) -> watch::Receiver<u64> {
+        self.inner.fed.subscribe()
     }
 
     /// Changes whenever the engine published something.

@@ -67,7 +67,7 @@ pub async fn submit(session: &Arc<Session>, text: &str, timeout_ms: Option<u64>)
         return Err(SubmitError::Invalid(format!("session action=submit: nothing was written: {e}")));
     }
     tokio::time::sleep(plan.gap).await;
-    let offset = session.total_written();
+    let offset = session.total_written().max(link.fed());
     if let Err(e) = session.write_held(Bytes::from_static(plan.enter)).await {
         let epoch = link.with_tracker(|t| t.turn_epoch());
         return Ok(SubmitReceipt::uncertain(submission_id, &e.to_string(), epoch));
@@ -78,13 +78,14 @@ pub async fn submit(session: &Arc<Session>, text: &str, timeout_ms: Option<u64>)
     Ok(SubmitReceipt::written(submission_id, outcome, epoch))
 }
 
-/// Waits for output past `offset`, the session's end, a newer turn, or the timeout.
+/// Waits until the engine has read output past `offset` (so a state read right after the receipt
+/// already reflects the agent's answer), the session's end, a newer turn, or the timeout.
 async fn acknowledgement(session: &Session, offset: u64, epoch: u64, timeout: Duration) -> AckOutcome {
     let deadline = Instant::now() + timeout;
-    let mut output = session.subscribe();
+    let mut output = session.agent.subscribe_fed();
     let mut changes = session.agent.subscribe();
     loop {
-        let total = session.total_written();
+        let total = session.agent.fed();
         if total > offset {
             return AckOutcome::Moved { bytes: total - offset };
         }
@@ -99,7 +100,7 @@ async fn acknowledgement(session: &Session, offset: u64, epoch: u64, timeout: Du
         }
         tokio::select! {
             () = tokio::time::sleep_until(deadline.into()) => {}
-            _ = output.recv() => {}
+            _ = output.changed() => {}
             _ = changes.changed() => {}
             () = session.finished() => {}
         }

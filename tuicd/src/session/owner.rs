@@ -9,7 +9,7 @@ use std::time::{Instant, SystemTime};
 
 use bytes::Bytes;
 use proto::session::ParsedEvent;
-use tokio::sync::{broadcast, mpsc, oneshot, watch};
+use tokio::sync::{Notify, broadcast, mpsc, oneshot, watch};
 
 use super::capture::CaptureFile;
 use super::ring::RawRing;
@@ -73,6 +73,13 @@ pub struct Session {
     /// A std mutex: held only to append a chunk or to copy a read out, never across `.await`. The
     /// reader broadcasts under it so that live order equals cursor order for every subscriber.
     pub(super) out: Mutex<OutputState>,
+    /// The screen model, fed from the ring by its own task so that parsing never slows the reader.
+    /// Locked separately from `out`, and never while holding it.
+    pub(super) term: Mutex<TermState>,
+    /// Wakes the screen task when the ring has new bytes (a permit is stored if it is busy).
+    pub(super) screen_wake: Notify,
+    /// The ring cursor up to which the screen model has processed.
+    pub(super) screen_cursor: watch::Sender<u64>,
     pub(super) live: broadcast::Sender<Arc<SessionEvent>>,
     input: mpsc::Sender<Bytes>,
     pub(super) paused: watch::Sender<bool>,
@@ -96,9 +103,15 @@ impl std::fmt::Debug for Session {
 
 pub(super) struct OutputState {
     pub ring: RawRing,
-    pub screen: ScreenModel,
     pub last_output: Option<Instant>,
     pub exit: Option<ExitInfo>,
+}
+
+pub(super) struct TermState {
+    pub screen: ScreenModel,
+    /// Bytes the screen model never saw because it fell further behind than the ring reaches
+    /// (only under a flood faster than the parser); the raw ring and stream are unaffected.
+    pub skipped: u64,
 }
 
 impl Session {
@@ -131,12 +144,13 @@ impl Session {
             shell: plan.shell.clone(),
             pid: child.id(),
             created: SystemTime::now(),
-            out: Mutex::new(OutputState {
-                ring: RawRing::new(SESSION_RING_BYTES),
+            out: Mutex::new(OutputState { ring: RawRing::new(SESSION_RING_BYTES), last_output: None, exit: None }),
+            term: Mutex::new(TermState {
                 screen: ScreenModel::new(plan.rows, plan.cols, SESSION_LOG_LINES),
-                last_output: None,
-                exit: None,
+                skipped: 0,
             }),
+            screen_wake: Notify::new(),
+            screen_cursor: watch::channel(0).0,
             live,
             input,
             paused: watch::channel(false).0,
@@ -148,6 +162,7 @@ impl Session {
             agent,
         });
         let reading = tokio::spawn(tasks::read_output(session.clone(), reader));
+        tokio::spawn(tasks::follow_screen(session.clone()));
         tokio::spawn(tasks::write_input(session.clone(), writer, input_rx));
         tokio::spawn(tasks::supervise(session.clone(), child, reading, kill_rx, on_close));
         Ok(session)
@@ -160,6 +175,10 @@ impl Session {
 
     pub(super) fn lock(&self) -> MutexGuard<'_, OutputState> {
         self.out.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(super) fn term(&self) -> MutexGuard<'_, TermState> {
+        self.term.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Queues raw bytes for the child's input, in order. Waits only when the input queue is full
@@ -185,18 +204,19 @@ impl Session {
     pub fn resize(&self, rows: u16, cols: u16) -> Result<(), SessionError> {
         check_size("rows", rows)?;
         check_size("cols", cols)?;
-        let mut out = self.lock();
-        if let Some(exit) = out.exit {
+        let exit = self.lock().exit;
+        if let Some(exit) = exit {
             return Err(SessionError::Exited {
                 session_id: self.id.clone(),
                 exit_code: exit.exit_code,
                 action: "resizes",
             });
         }
-        if out.screen.size() == (rows, cols) {
+        let mut term = self.term();
+        if term.screen.size() == (rows, cols) {
             return Ok(());
         }
-        out.screen.resize(rows, cols);
+        term.screen.resize(rows, cols);
         let size = rustix::termios::Winsize { ws_row: rows, ws_col: cols, ws_xpixel: 0, ws_ypixel: 0 };
         rustix::termios::tcsetwinsize(&self.winsize_fd, size)
             .map_err(|e| SessionError::Spawn(format!("resizing the PTY: {e}")))
@@ -274,6 +294,7 @@ impl Session {
         }
         self.paused.send_replace(false);
         self.done.send_replace(true);
+        self.screen_wake.notify_one();
         self.kill.lock().unwrap_or_else(|e| e.into_inner()).take();
     }
 

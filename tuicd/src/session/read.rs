@@ -48,11 +48,11 @@ impl Session {
     /// successive deltas never repeat or skip (a raw delta never splits a UTF-8 character; it stops
     /// before an incomplete one and the next delta starts with it).
     pub fn output(&self, query: OutputQuery) -> OutputResponse {
-        let out = self.lock();
-        let exit = out.exit;
+        let exit = self.lock().exit;
         let mut response = match query.format {
             OutputFormat::Raw => {
                 let limit = query.limit.unwrap_or(OUTPUT_DEFAULT_BYTES);
+                let out = self.lock();
                 let mut read = match query.since_cursor {
                     Some(from) => out.ring.read_from(from, limit),
                     None => out.ring.tail(limit),
@@ -80,6 +80,7 @@ impl Session {
             }
             OutputFormat::Text | OutputFormat::Log => {
                 let limit = query.limit.unwrap_or(SESSION_LOG_LINES);
+                let out = self.term();
                 let read = match query.since_cursor {
                     Some(from) => out.screen.log_from(from, limit),
                     None => out.screen.log_tail(limit),
@@ -114,7 +115,7 @@ impl Session {
     }
 
     pub fn screen(&self) -> ScreenSnapshot {
-        let out = self.lock();
+        let out = self.term();
         ScreenSnapshot {
             rows: out.screen.screen_rows(),
             cursor: out.screen.cursor(),
@@ -150,8 +151,12 @@ impl Session {
     pub fn info(&self) -> SessionInfo {
         let shell_state = self.shell_state();
         let state = serde_json::to_value(self.agent.status()).ok();
+        let (rows, cols, total_lines) = {
+            let term = self.term();
+            let (rows, cols) = term.screen.size();
+            (rows, cols, term.screen.total_lines())
+        };
         let out = self.lock();
-        let (rows, cols) = out.screen.size();
         SessionInfo {
             session_id: self.id.clone(),
             tuic_session: self.tuic_session.clone(),
@@ -168,7 +173,7 @@ impl Session {
             exited: out.exit.is_some(),
             exit_code: out.exit.and_then(|e| e.exit_code),
             total_written: out.ring.total(),
-            total_lines: out.screen.total_lines(),
+            total_lines,
             state,
         }
     }

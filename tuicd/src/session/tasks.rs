@@ -14,7 +14,7 @@ use tokio::task::JoinHandle;
 
 use super::capture::Direction;
 use super::owner::{OnClose, Session, SessionEvent};
-use crate::limits::{PTY_DRAIN_AFTER_EXIT, PTY_READ_CHUNK};
+use crate::limits::{PTY_DRAIN_AFTER_EXIT, PTY_READ_CHUNK, SCREEN_BATCH};
 
 /// Reads until EOF (Linux reports a closed PTY as EIO). Each chunk goes to the ring, the screen
 /// model and the broadcast under one lock, then to the capture file.
@@ -46,25 +46,54 @@ fn ingest(session: &Session, bytes: &[u8]) {
         let mut out = session.lock();
         let start = out.ring.total();
         out.ring.push(bytes);
-        let events = out.screen.process(bytes);
         out.last_output = Some(Instant::now());
         // No subscribers is fine: the ring has it.
         let _ = session.live.send(Arc::new(SessionEvent::Output { start, data }));
-        for event in events {
-            let _ = session.live.send(Arc::new(SessionEvent::Parsed(event)));
-        }
-        let (rows, _) = out.screen.size();
-        let mut screen_rows = out.screen.screen_rows();
-        screen_rows.resize(usize::from(rows).max(screen_rows.len()), String::new());
-        let screen = crate::agent::Screen {
-            rows: &screen_rows,
-            cursor: out.screen.cursor(),
-            alternate: out.screen.alternate_screen(),
-        };
-        session.agent.on_output(bytes, &screen);
     }
+    session.screen_wake.notify_one();
     session.counters.bytes_emitted.fetch_add(bytes.len() as u64, Ordering::Relaxed);
     session.record(Direction::Output, bytes);
+}
+
+/// Feeds the screen model from the ring, in batches, behind the reader: parsing a flood costs the
+/// reader nothing. Parks (no timer) until the reader wakes it; ends once the session is finished.
+pub(super) async fn follow_screen(session: Arc<Session>) {
+    let mut cursor = 0u64;
+    loop {
+        session.screen_wake.notified().await;
+        loop {
+            let read = session.lock().ring.read_from(cursor, SCREEN_BATCH);
+            if read.data.is_empty() {
+                break;
+            }
+            cursor = read.start + read.data.len() as u64;
+            let events = {
+                let mut term = session.term();
+                term.skipped += read.missed;
+                let events = term.screen.process(&read.data);
+                feed_agent(session.as_ref(), &term.screen, &read.data, cursor);
+                events
+            };
+            session.screen_cursor.send_replace(cursor);
+            for event in events {
+                let _ = session.live.send(Arc::new(SessionEvent::Parsed(event)));
+            }
+            // Let the reader and the streams run between batches.
+            tokio::task::yield_now().await;
+        }
+        if *session.done.borrow() {
+            return;
+        }
+    }
+}
+
+/// The agent engine reads every batch and the screen after it (see [`crate::agentwire`]).
+fn feed_agent(session: &Session, screen: &super::screen::ScreenModel, bytes: &[u8], cursor: u64) {
+    let (rows, _) = screen.size();
+    let mut visible = screen.screen_rows();
+    visible.resize(usize::from(rows).max(visible.len()), String::new());
+    let view = crate::agent::Screen { rows: &visible, cursor: screen.cursor(), alternate: screen.alternate_screen() };
+    session.agent.on_output(bytes, cursor, &view);
 }
 
 /// Writes queued input in order, keeping each write's boundaries for the capture. Ends when the
@@ -120,6 +149,10 @@ pub(super) async fn supervise(
         tracing::debug!(session = %session.id, "output still open after the child exited; closing anyway");
         reading.abort();
     }
+    // ...and the screen model, before the exit is recorded.
+    let total = session.lock().ring.total();
+    session.screen_wake.notify_one();
+    let _ = session.screen_cursor.subscribe().wait_for(|c| *c >= total).await;
     session.finish(exit_code, reason);
     on_close(&session);
 }

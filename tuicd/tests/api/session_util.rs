@@ -13,6 +13,13 @@ pub async fn create(daemon: &Daemon, extra: Value) -> Value {
     crate::harness::merge(&mut body, extra);
     let (status, created) = daemon.post("/sessions", body).await;
     assert_eq!(status, StatusCode::CREATED, "{created}");
+    // Typed-ahead input would be echoed before the prompt; wait for the shell's first output.
+    let id = created["session_id"].as_str().unwrap().to_owned();
+    wait_until("the shell's first output", DEADLINE, || async {
+        let (_, info) = daemon.get(&format!("/sessions/{id}")).await;
+        (info["total_written"].as_u64() > Some(0) || info["exited"] == true).then_some(())
+    })
+    .await;
     created
 }
 

@@ -108,7 +108,7 @@ async fn bad_input_is_refused_clearly_and_changes_nothing() {
 async fn raw_cursors_never_go_backwards_and_deltas_never_repeat_or_skip() {
     let daemon = Daemon::start().await;
     let id = create_id(&daemon, json!({})).await;
-    write(&daemon, &id, "i=0; while [ $i -lt 2000 ]; do echo row-$i; i=$((i+1)); done; echo END-MARK\n").await;
+    write(&daemon, &id, "i=0; while [ $i -lt 2000 ]; do echo row-$i; i=$((i+1)); done; echo END-$((1+1))MARK\n").await;
     let state = std::rc::Rc::new(std::cell::RefCell::new((0u64, String::new())));
     wait_until("the loop's end marker arrives through deltas", DEADLINE, || {
         let (daemon, id, state) = (&daemon, &id, state.clone());
@@ -121,7 +121,7 @@ async fn raw_cursors_never_go_backwards_and_deltas_never_repeat_or_skip() {
             let mut state = state.borrow_mut();
             state.1.push_str(out["data"].as_str().unwrap());
             state.0 = next;
-            (state.1.contains("END-MARK\r\n") && next == out["total_written"].as_u64().unwrap()).then_some(())
+            (state.1.contains("END-2MARK\r\n") && next == out["total_written"].as_u64().unwrap()).then_some(())
         }
     })
     .await;

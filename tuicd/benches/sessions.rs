@@ -1,0 +1,272 @@
+//! Session benchmarks against the real daemon over its Unix socket (bounded in count and time).
+//!
+//! `cargo bench -p tuicd --bench sessions -- [flood] [echo] [idle]` (all three without arguments).
+//! - flood: the same producer (`cat` of a ~108 MB base64 file) read (a) directly from a PTY by a
+//!   minimal reader and (b) through tuicd's WebSocket; 3 alternating runs each, best of each.
+//! - echo: keystroke echo round trip through the WebSocket to `cat` in a cooked PTY, 1000
+//!   iterations, p50/p99. Run under `taskset -c 0` for the pinned figure (children inherit it).
+//! - idle: daemon RSS per session with 500 idle shells; daemon CPU over 10 s with 100 idle shells.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio::io::AsyncReadExt;
+use tokio_tungstenite::tungstenite::Message;
+
+type Socket = tokio_tungstenite::WebSocketStream<tokio::net::UnixStream>;
+
+const FLOOD_RUNS: usize = 3;
+const ECHO_ITERATIONS: usize = 1000;
+const IDLE_SESSIONS: usize = 500;
+const IDLE_CPU_SESSIONS: usize = 100;
+const IDLE_CPU_WINDOW: Duration = Duration::from_secs(10);
+const DEADLINE: Duration = Duration::from_secs(120);
+
+struct Daemon {
+    dir: tempfile::TempDir,
+    child: tokio::process::Child,
+    client: reqwest::Client,
+}
+
+impl Daemon {
+    async fn start(config: Value) -> Daemon {
+        let dir = tempfile::Builder::new().prefix("tuicb").tempdir().unwrap();
+        std::fs::write(dir.path().join("config.json"), config.to_string()).unwrap();
+        let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_tuicd"))
+            .arg("--config-dir")
+            .arg(dir.path())
+            .env("RUST_LOG", "warn")
+            .env_remove("TUIC_PORT")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let client = reqwest::Client::builder().unix_socket(dir.path().join("mcp.sock")).build().unwrap();
+        let start = Instant::now();
+        while client.get("http://tuic/health").send().await.is_err() {
+            assert!(start.elapsed() < DEADLINE, "daemon did not start");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        Daemon { dir, child, client }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id().unwrap()
+    }
+
+    async fn create(&self, body: Value) -> String {
+        let response = self.client.post("http://tuic/sessions").json(&body).send().await.unwrap();
+        assert_eq!(response.status(), 201);
+        response.json::<Value>().await.unwrap()["session_id"].as_str().unwrap().to_owned()
+    }
+
+    async fn connect(&self, id: &str) -> Socket {
+        let stream = tokio::net::UnixStream::connect(self.dir.path().join("mcp.sock")).await.unwrap();
+        tokio_tungstenite::client_async(format!("ws://tuic/sessions/{id}/stream?cursor=0"), stream).await.unwrap().0
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct Frame {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    data: String,
+    #[serde(default)]
+    missed: u64,
+}
+
+fn flood_file(dir: &Path) -> PathBuf {
+    let path = dir.join("flood.b64");
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("head -c 80000000 /dev/urandom | base64 > {}", path.display()))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    path
+}
+
+/// The producer waits for one line of input, then cats the file, so both readers are attached first.
+fn producer(file: &Path) -> Vec<String> {
+    vec!["-c".into(), format!("stty -echo; read go; cat {}", file.display())]
+}
+
+async fn flood_direct(file: &Path) -> (u64, Duration) {
+    let (pty, pts) = pty_process::open().unwrap();
+    pty.resize(pty_process::Size::new(24, 80)).unwrap();
+    let mut child = pty_process::Command::new("/bin/sh").args(producer(file)).spawn(pts).unwrap();
+    let (mut reader, mut writer) = pty.into_split();
+    tokio::time::sleep(Duration::from_millis(200)).await; // let stty run before "go"
+    let start = Instant::now();
+    tokio::io::AsyncWriteExt::write_all(&mut writer, b"\n").await.unwrap();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut total = 0u64;
+    loop {
+        match reader.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => total += n as u64,
+        }
+    }
+    let elapsed = start.elapsed();
+    let _ = child.wait().await;
+    (total, elapsed)
+}
+
+async fn flood_tuicd(daemon: &Daemon, file: &Path) -> (u64, u64, Duration) {
+    let id = daemon.create(json!({"shell": "/bin/sh", "args": producer(file), "cwd": "/"})).await;
+    let mut socket = daemon.connect(&id).await;
+    tokio::time::sleep(Duration::from_millis(200)).await; // let stty run before "go"
+    let start = Instant::now();
+    socket.send(Message::text("\n")).await.unwrap();
+    let (mut total, mut missed) = (0u64, 0u64);
+    while let Some(Ok(message)) = socket.next().await {
+        let Message::Text(text) = message else { continue };
+        let frame: Frame = serde_json::from_str(&text).unwrap();
+        match frame.kind.as_str() {
+            "output" => total += frame.data.len() as u64,
+            "lagged" => missed += frame.missed,
+            "exit" => break,
+            _ => {}
+        }
+    }
+    (total, missed, start.elapsed())
+}
+
+async fn flood() {
+    let work = tempfile::tempdir().unwrap();
+    let file = flood_file(work.path());
+    let size = std::fs::metadata(&file).unwrap().len();
+    let daemon = Daemon::start(json!({})).await;
+    let (mut best_direct, mut best_tuicd) = (f64::MAX, f64::MAX);
+    for run in 1..=FLOOD_RUNS {
+        let (bytes, direct) = flood_direct(&file).await;
+        let (got, missed, via) = flood_tuicd(&daemon, &file).await;
+        println!(
+            "flood run {run}: file {size} B; direct {bytes} B in {:.3} s ({:.0} MB/s); tuicd WS {got} B (+{missed} missed) in {:.3} s ({:.0} MB/s)",
+            direct.as_secs_f64(),
+            bytes as f64 / direct.as_secs_f64() / 1e6,
+            via.as_secs_f64(),
+            got as f64 / via.as_secs_f64() / 1e6
+        );
+        best_direct = best_direct.min(direct.as_secs_f64());
+        best_tuicd = best_tuicd.min(via.as_secs_f64());
+    }
+    println!(
+        "flood best: direct {:.0} MB/s, tuicd {:.0} MB/s, ratio {:.3}",
+        size as f64 / best_direct / 1e6,
+        size as f64 / best_tuicd / 1e6,
+        best_direct / best_tuicd
+    );
+}
+
+async fn echo() {
+    let daemon = Daemon::start(json!({})).await;
+    let id = daemon.create(json!({"shell": "/bin/cat", "cwd": "/"})).await;
+    let mut socket = daemon.connect(&id).await;
+    let mut samples = Vec::with_capacity(ECHO_ITERATIONS);
+    for i in 0..ECHO_ITERATIONS + 50 {
+        let key = [b'a' + (i % 26) as u8];
+        let start = Instant::now();
+        socket.send(Message::binary(key.to_vec())).await.unwrap();
+        loop {
+            let Some(Ok(Message::Text(text))) = socket.next().await else { panic!("socket closed") };
+            let frame: Frame = serde_json::from_str(&text).unwrap();
+            if frame.kind == "output" && frame.data.as_bytes().contains(&key[0]) {
+                break;
+            }
+        }
+        if i >= 50 {
+            samples.push(start.elapsed());
+        }
+    }
+    samples.sort();
+    let pct = |p: f64| samples[((samples.len() as f64 * p) as usize).min(samples.len() - 1)];
+    let affinity = std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("Cpus_allowed_list"))
+        .map(|l| l.split_whitespace().last().unwrap_or("?").to_owned())
+        .unwrap_or_default();
+    println!(
+        "echo ({ECHO_ITERATIONS} iterations, cpus {affinity}): p50 {:?}, p99 {:?}, max {:?}",
+        pct(0.50),
+        pct(0.99),
+        samples.last().unwrap()
+    );
+}
+
+fn rss_kb(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status.lines().find(|l| l.starts_with("VmRSS")).unwrap().split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split_whitespace().collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+async fn settle(daemon: &Daemon, count: usize) {
+    // Wait until every shell printed its prompt, so the daemon is idle.
+    let start = Instant::now();
+    loop {
+        let list: Value = daemon.client.get("http://tuic/sessions").send().await.unwrap().json().await.unwrap();
+        let ready = list.as_array().unwrap().iter().filter(|s| s["shell_state"] == "idle").count();
+        if ready == count {
+            return;
+        }
+        assert!(start.elapsed() < DEADLINE, "{ready}/{count} sessions idle");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+async fn idle() {
+    let ticks_per_sec = 100.0; // USER_HZ on Linux
+    let daemon = Daemon::start(json!({"max_sessions": IDLE_SESSIONS + 10})).await;
+    let base = rss_kb(daemon.pid());
+    for _ in 0..IDLE_CPU_SESSIONS {
+        daemon.create(json!({"shell": "/bin/sh", "cwd": "/"})).await;
+    }
+    settle(&daemon, IDLE_CPU_SESSIONS).await;
+    let before = cpu_ticks(daemon.pid());
+    tokio::time::sleep(IDLE_CPU_WINDOW).await;
+    let used = (cpu_ticks(daemon.pid()) - before) as f64 / ticks_per_sec;
+    println!(
+        "idle CPU with {IDLE_CPU_SESSIONS} idle sessions: {:.3}% of a core over {:?}",
+        used / IDLE_CPU_WINDOW.as_secs_f64() * 100.0,
+        IDLE_CPU_WINDOW
+    );
+    for _ in IDLE_CPU_SESSIONS..IDLE_SESSIONS {
+        daemon.create(json!({"shell": "/bin/sh", "cwd": "/"})).await;
+    }
+    settle(&daemon, IDLE_SESSIONS).await;
+    let after = rss_kb(daemon.pid());
+    println!(
+        "RSS with {IDLE_SESSIONS} idle sessions: {after} KiB (baseline {base} KiB): {:.1} KiB per session",
+        (after - base) as f64 / IDLE_SESSIONS as f64
+    );
+}
+
+fn main() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let wanted = |name: &str| args.is_empty() || args.iter().any(|a| a == name);
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        if wanted("flood") {
+            flood().await;
+        }
+        if wanted("echo") {
+            echo().await;
+        }
+        if wanted("idle") {
+            idle().await;
+        }
+    });
+}
