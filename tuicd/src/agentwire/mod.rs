@@ -16,10 +16,19 @@
 //!
 //! Lock order: the session's screen lock, then the tracker lock; nothing takes them the other way.
 
+pub mod agent_tool;
+pub mod journal;
 pub mod probe;
+pub mod progress;
+pub mod spawn;
+pub mod state;
 pub mod submit;
+pub mod task_tool;
+pub mod tasks;
 pub mod tools;
 pub mod wait;
+
+pub use state::AgentsState;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};

@@ -93,7 +93,7 @@ async fn agent_fake_turn_cycle_submit_wait_question_and_completion() {
     assert_eq!((entry["agent_state"].clone(), entry["agent_type"].clone()), (json!("completed"), json!("claude")));
 
     // A numbered question: awaiting_input, a submit is refused before any byte, "1" answers it.
-    ok(&daemon, "session", json!({"action": "submit", "session_id": id, "input": "ask first"})).await;
+    ok(&daemon, "session", json!({"action": "submit", "session_id": id, "input": "question first"})).await;
     let waited = wait_idle(&daemon, &id).await;
     assert_eq!(waited["agent_state"], json!("awaiting_input"), "{waited}");
     let (is_error, refused) =

@@ -3,6 +3,7 @@
 //! per capability.
 
 mod agents;
+mod agents_spawn;
 mod bridge;
 mod foundation;
 mod harness;
