@@ -3,6 +3,7 @@
 //! per capability.
 
 mod agents;
+mod agents_progress;
 mod agents_spawn;
 mod bridge;
 mod foundation;
