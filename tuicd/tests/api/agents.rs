@@ -167,3 +167,62 @@ async fn agent_state_changes_reach_events_as_pty_parsed() {
     assert_eq!(intent.2["parsed"], json!({"type": "intent", "text": "Working on events", "title": "Fake task"}));
     eprintln!("submit -> suggest on /events: {elapsed:?}");
 }
+
+/// Detection latency, marker -> `/events`: a child prints 100 OSC 7770 `intent=` markers carrying
+/// their wall-clock write time; the test receives the `pty-parsed` intent events and prints
+/// p50/p99 of (arrival - write). Printed, not asserted (it depends on the machine's load).
+#[tokio::test]
+async fn agent_marker_to_events_latency() {
+    const SAMPLES: usize = 100;
+    let daemon = Daemon::start().await;
+    let response = daemon.client.get(Daemon::url("/events?types=pty-parsed")).send().await.unwrap();
+    let script = format!(
+        "import os,time\ntime.sleep(0.3)\nfor i in range({SAMPLES}):\n    \
+         os.write(1, ('\\x1b]7770;intent=lat %d %d\\x07' % (i, time.time_ns())).encode())\n    time.sleep(0.02)\n\
+         time.sleep(30)\n"
+    );
+    let body = json!({"shell": "python3", "args": ["-c", script], "cwd": daemon.dir.path()});
+    let (status, created) = daemon.post("/sessions", body).await;
+    assert_eq!(status, reqwest::StatusCode::CREATED, "{created}");
+    let mut latencies: Vec<u64> = Vec::new();
+    let events = read_events_timed(response, SAMPLES).await;
+    for (arrived_ns, data) in events {
+        let text = data["parsed"]["text"].as_str().unwrap_or_default();
+        if let Some(sent) =
+            text.strip_prefix("lat ").and_then(|t| t.split(' ').nth(1)).and_then(|t| t.parse::<u64>().ok())
+        {
+            latencies.push(arrived_ns.saturating_sub(sent) / 1000);
+        }
+    }
+    assert_eq!(latencies.len(), SAMPLES, "every marker reached /events");
+    latencies.sort_unstable();
+    let pct = |p: usize| latencies[(latencies.len() * p / 100).min(latencies.len() - 1)];
+    eprintln!(
+        "marker -> /events latency over {SAMPLES} markers: p50 {} us, p99 {} us, max {} us",
+        pct(50),
+        pct(99),
+        latencies[SAMPLES - 1]
+    );
+}
+
+/// `pty-parsed` intent events with their arrival time (ns since the epoch), until `count`.
+async fn read_events_timed(response: reqwest::Response, count: usize) -> Vec<(u64, Value)> {
+    use futures_util::StreamExt;
+    let mut body = response.bytes_stream();
+    let mut buffer = String::new();
+    let mut found = Vec::new();
+    while found.len() < count {
+        let chunk = tokio::time::timeout(DEADLINE, body.next()).await.expect("an event in time").unwrap().unwrap();
+        let arrived = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64;
+        buffer.push_str(std::str::from_utf8(&chunk).unwrap());
+        while let Some(end) = buffer.find("\n\n") {
+            let message: String = buffer.drain(..end + 2).collect();
+            let data: String = message.lines().filter_map(|l| l.strip_prefix("data: ")).collect();
+            let Ok(value) = serde_json::from_str::<Value>(&data) else { continue };
+            if value["parsed"]["type"] == json!("intent") {
+                found.push((arrived, value));
+            }
+        }
+    }
+    found
+}
