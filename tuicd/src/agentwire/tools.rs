@@ -6,6 +6,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde_json::{Map, Value, json};
 
+use super::state::AgentCounters;
 use super::submit::{SubmitError, SubmitParams, submit as run_submit};
 use crate::agent::adapters::PromptDelivery;
 use crate::mcp::tools::session::session_error;
@@ -15,10 +16,13 @@ use crate::session::Session;
 /// `session action=submit`.
 pub async fn submit(ctx: &CallContext, p: SubmitParams) -> Result<Value, ToolError> {
     let session = ctx.app.sessions.resolve_live(&p.session_id).map_err(session_error)?;
+    let counters = &ctx.app.agents.counters;
+    AgentCounters::bump(&counters.submits);
     let receipt = match run_submit(&session, &p.input, p.timeout_ms).await {
         Ok(receipt) => receipt,
         Err(SubmitError::Invalid(message)) => return Err(ToolError::new(message)),
         Err(SubmitError::Refused(receipt)) => {
+            AgentCounters::bump(&counters.submits_refused);
             let reason = receipt.reason.clone().unwrap_or_default();
             let Value::Object(fields) = to_value(&*receipt)? else { unreachable!("a receipt is an object") };
             let mut error = ToolError::new(format!("session action=submit refused before writing: {reason}"));
@@ -28,6 +32,9 @@ pub async fn submit(ctx: &CallContext, p: SubmitParams) -> Result<Value, ToolErr
             return Err(error);
         }
     };
+    if receipt.acknowledged {
+        AgentCounters::bump(&counters.submits_acknowledged);
+    }
     if let Some(description) = p.pty_description {
         ctx.app.mcp.set_pty_description(&ctx.app, &session.id, description);
     }

@@ -5,6 +5,7 @@
 mod agents;
 mod agents_progress;
 mod agents_spawn;
+mod agents_stream;
 mod bridge;
 mod foundation;
 mod harness;
