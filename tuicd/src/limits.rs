@@ -171,3 +171,13 @@ pub const PROGRESS_LIST_MAX: usize = 1000;
 /// The screen model follows the ring in batches of at most this many bytes, releasing its lock
 /// between them so that screen reads stay responsive during a flood.
 pub const SCREEN_BATCH: usize = 256 * 1024;
+/// When the screen model is this far behind the ring, it skips to the last [`SCREEN_BATCH`] bytes.
+/// 1 MiB of 80-column output is about 13,000 rows, more than the log keeps, so a flood costs
+/// a bounded share of a core for parsing instead of all of it, and the screen stays current.
+pub const SCREEN_MAX_BACKLOG: usize = 1024 * 1024;
+/// WebSocket: live output chunks already queued for a client are coalesced into one frame up to
+/// this size (fewer frames and syscalls under a flood; a lone keystroke echo is sent at once).
+pub const WS_BATCH_BYTES: usize = 256 * 1024;
+/// During a flood the screen model rests this many times as long as each full batch took to parse,
+/// so it uses at most about 1/(1 + factor) of a core: 3 gives 25%.
+pub const SCREEN_FLOOD_IDLE_FACTOR: u32 = 3;

@@ -105,7 +105,8 @@ impl From<crate::session::SessionError> for ApiError {
             InvalidField(msg) => ApiError::InvalidField(msg),
             Limit { .. } => ApiError::SessionLimit(e.to_string()),
             Exited { .. } => ApiError::Gone(e.to_string()),
-            Spawn(_) => ApiError::Internal(anyhow::anyhow!(e.to_string())),
+            // The program could not be executed or the PTY not opened: say which, to the caller.
+            Spawn(_) => ApiError::BadRequest(e.to_string()),
         }
     }
 }

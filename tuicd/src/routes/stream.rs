@@ -21,7 +21,7 @@ use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
 use crate::http::body::query;
 use crate::http::{ApiError, ApiResult, Caller, Request};
-use crate::limits::WS_CATCH_UP_CHUNK;
+use crate::limits::{WS_BATCH_BYTES, WS_CATCH_UP_CHUNK};
 use crate::session::ring::incomplete_utf8_tail;
 use crate::session::{Session, SessionEvent};
 use crate::state::App;
@@ -131,7 +131,7 @@ impl Client {
                 SessionEvent::Output { start, data } => {
                     let mut batch = data.to_vec();
                     let mut follow = None;
-                    while batch.len() < WS_CATCH_UP_CHUNK {
+                    while batch.len() < WS_BATCH_BYTES {
                         match live.try_recv() {
                             Ok(next) => match &*next {
                                 SessionEvent::Output { start: s, data } if *s == start + batch.len() as u64 => {

@@ -88,7 +88,9 @@ pub struct Session {
     kill: Mutex<Option<oneshot::Sender<&'static str>>>,
     /// A duplicate of the PTY master, used only for `TIOCSWINSZ` so a resize never waits on a
     /// writer blocked by a child that stopped reading.
-    winsize_fd: OwnedFd,
+    /// Dropped in `finish`, so a tombstone does not keep the PTY open: processes the child left
+    /// behind see the hang-up.
+    winsize_fd: Mutex<Option<OwnedFd>>,
     pub(super) capture: Mutex<Option<CaptureFile>>,
     pub(super) counters: Arc<Counters>,
     /// The agent-state engine of this session and the writer lock (see [`crate::agentwire`]).
@@ -156,7 +158,7 @@ impl Session {
             paused: watch::channel(false).0,
             done: watch::channel(false).0,
             kill: Mutex::new(Some(kill)),
-            winsize_fd,
+            winsize_fd: Mutex::new(Some(winsize_fd)),
             capture: Mutex::new(capture),
             counters,
             agent,
@@ -218,8 +220,9 @@ impl Session {
         }
         term.screen.resize(rows, cols);
         let size = rustix::termios::Winsize { ws_row: rows, ws_col: cols, ws_xpixel: 0, ws_ypixel: 0 };
-        rustix::termios::tcsetwinsize(&self.winsize_fd, size)
-            .map_err(|e| SessionError::Spawn(format!("resizing the PTY: {e}")))
+        let fd = self.winsize_fd.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(fd) = fd.as_ref() else { return Ok(()) };
+        rustix::termios::tcsetwinsize(fd, size).map_err(|e| SessionError::Spawn(format!("resizing the PTY: {e}")))
     }
 
     /// Stops reading the PTY (the child blocks once the kernel buffer fills); idempotent.
@@ -296,6 +299,7 @@ impl Session {
         self.done.send_replace(true);
         self.screen_wake.notify_one();
         self.kill.lock().unwrap_or_else(|e| e.into_inner()).take();
+        self.winsize_fd.lock().unwrap_or_else(|e| e.into_inner()).take();
     }
 
     fn ensure_running(&self, action: &'static str) -> Result<(), SessionError> {

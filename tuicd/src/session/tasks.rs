@@ -14,7 +14,7 @@ use tokio::task::JoinHandle;
 
 use super::capture::Direction;
 use super::owner::{OnClose, Session, SessionEvent};
-use crate::limits::{PTY_DRAIN_AFTER_EXIT, PTY_READ_CHUNK, SCREEN_BATCH};
+use crate::limits::{PTY_DRAIN_AFTER_EXIT, PTY_READ_CHUNK, SCREEN_BATCH, SCREEN_FLOOD_IDLE_FACTOR, SCREEN_MAX_BACKLOG};
 
 /// Reads until EOF (Linux reports a closed PTY as EIO). Each chunk goes to the ring, the screen
 /// model and the broadcast under one lock, then to the capture file.
@@ -62,11 +62,24 @@ pub(super) async fn follow_screen(session: Arc<Session>) {
     loop {
         session.screen_wake.notified().await;
         loop {
-            let read = session.lock().ring.read_from(cursor, SCREEN_BATCH);
+            let read = {
+                let out = session.lock();
+                // Under a flood faster than the parser, skip to the recent past instead of falling
+                // ever further behind: the skipped rows would mostly have left the bounded log anyway.
+                if out.ring.total() - cursor.max(out.ring.oldest()) > SCREEN_MAX_BACKLOG as u64 {
+                    let from = out.ring.total() - SCREEN_BATCH as u64;
+                    let mut read = out.ring.read_from(from, SCREEN_BATCH);
+                    read.missed = from - cursor;
+                    read
+                } else {
+                    out.ring.read_from(cursor, SCREEN_BATCH)
+                }
+            };
             if read.data.is_empty() {
                 break;
             }
             cursor = read.start + read.data.len() as u64;
+            let parsing = Instant::now();
             let events = {
                 let mut term = session.term();
                 term.skipped += read.missed;
@@ -74,12 +87,19 @@ pub(super) async fn follow_screen(session: Arc<Session>) {
                 feed_agent(session.as_ref(), &term.screen, &read.data, cursor);
                 events
             };
+            let parse_time = parsing.elapsed();
             session.screen_cursor.send_replace(cursor);
             for event in events {
                 let _ = session.live.send(Arc::new(SessionEvent::Parsed(event)));
             }
-            // Let the reader and the streams run between batches.
-            tokio::task::yield_now().await;
+            // A full batch means a flood: pause for a multiple of the parse time so the parser
+            // takes a bounded share of a core (the reader and the streams keep the rest) and
+            // skips ahead on its next batch. Interactive output never hits this.
+            if read.data.len() == SCREEN_BATCH && !*session.done.borrow() {
+                tokio::time::sleep(parse_time * SCREEN_FLOOD_IDLE_FACTOR).await;
+            } else {
+                tokio::task::yield_now().await;
+            }
         }
         if *session.done.borrow() {
             return;

@@ -72,8 +72,6 @@ async fn bad_input_is_refused_clearly_and_changes_nothing() {
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body}: {err}");
         assert!(err["error"].as_str().unwrap().contains(expected), "{body}: {err}");
     }
-    assert_eq!(daemon.get("/sessions").await.1, json!([]));
-
     let id = create_id(&daemon, json!({})).await;
     let (status, err) = daemon.post("/sessions", json!({"shell": "/bin/sh"})).await;
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{err}");

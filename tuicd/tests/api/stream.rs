@@ -152,3 +152,68 @@ async fn a_tombstone_stream_replays_then_closes() {
     assert_eq!(t.exit.unwrap()["exit_code"], 2);
     assert_eq!(t.frames.last().unwrap(), "closed");
 }
+
+#[tokio::test]
+async fn a_reconnecting_client_resumes_exactly_at_its_cursor() {
+    let daemon = Daemon::start().await;
+    let id = create_id(&daemon, json!({})).await;
+    write(&daemon, &id, "stty -echo; seq 1 3000; read x; seq 3001 6000; exit 0\n").await;
+    let cursor = crate::harness::wait_until("the first half", DEADLINE, || async {
+        let (_, out) = daemon.get(&format!("/sessions/{id}/output?limit=20")).await;
+        out["data"].as_str().unwrap().ends_with("3000\r\n").then(|| out["total_written"].as_u64().unwrap())
+    })
+    .await;
+    let mut socket = connect(&daemon, &format!("/sessions/{id}/stream?cursor={cursor}")).await;
+    write(&daemon, &id, "\n").await;
+    let t = read_to_close(&mut socket).await;
+    assert_contiguous(&t, cursor);
+    assert_eq!(t.spans.first().map(|s| s.0), Some(cursor));
+    let numbers: Vec<u64> = t.data.split("\r\n").filter_map(|l| l.trim().parse().ok()).collect();
+    assert_eq!(numbers, (3001..=6000).collect::<Vec<u64>>());
+}
+
+#[tokio::test]
+async fn shutdown_closes_open_streams_and_the_daemon_exits() {
+    let mut daemon = Daemon::start().await;
+    let id = create_id(&daemon, json!({})).await;
+    let mut socket = connect(&daemon, &format!("/sessions/{id}/stream")).await;
+    let status = daemon.stop_with(crate::harness::SIGTERM).await;
+    assert!(status.success(), "{status}");
+    // The socket ends (read_to_close panics after the deadline otherwise): either with the
+    // session's own `exit`/`closed` frames or with the shutdown close frame.
+    let t = read_to_close(&mut socket).await;
+    if let Some(i) = t.frames.iter().position(|f| f == "closed") {
+        assert_eq!(i, t.frames.len() - 1, "closed is the last frame");
+    }
+}
+
+#[tokio::test]
+async fn title_and_alternate_screen_changes_arrive_as_parsed_frames() {
+    let daemon = Daemon::start().await;
+    let id = create_id(&daemon, json!({})).await;
+    let mut socket = connect(&daemon, &format!("/sessions/{id}/stream")).await;
+    write(
+        &daemon,
+        &id,
+        "stty -echo; printf '\\033]0;my-\\164itle\\007\\033[?1049hfull'; read x; printf '\\033[?1049l'; exit 0\n",
+    )
+    .await;
+    let mut parsed = Vec::new();
+    let mut answered = false;
+    loop {
+        let message = tokio::time::timeout(DEADLINE, socket.next()).await.expect("a frame in time");
+        let Some(Ok(Message::Text(text))) = message else { break };
+        let frame: Value = serde_json::from_str(&text).unwrap();
+        if frame["type"] == "parsed" {
+            parsed.push(frame["event"].clone());
+        }
+        // A full-screen program that entered the alternate screen leaves it later, in another read.
+        if !answered && parsed.contains(&json!({"type": "alternate_screen", "active": true})) {
+            answered = true;
+            write(&daemon, &id, "\n").await;
+        }
+    }
+    assert!(parsed.contains(&json!({"type": "title", "title": "my-title"})), "{parsed:?}");
+    assert!(parsed.contains(&json!({"type": "alternate_screen", "active": true})), "{parsed:?}");
+    assert!(parsed.contains(&json!({"type": "alternate_screen", "active": false})), "{parsed:?}");
+}
