@@ -94,9 +94,19 @@ struct Figures {
 
 /// Runs `CLIENTS` clients, each on its own connection (and, with `init`, its own MCP session).
 async fn phase(target: &Target, init: bool, request: Option<Value>, expect: &'static str) -> Figures {
+    phase_with(CLIENTS, target, init, request, expect).await
+}
+
+async fn phase_with(
+    clients: usize,
+    target: &Target,
+    init: bool,
+    request: Option<Value>,
+    expect: &'static str,
+) -> Figures {
     let mut tasks = Vec::new();
     let started = Instant::now();
-    for _ in 0..CLIENTS {
+    for _ in 0..clients {
         let target = target.clone();
         let request = request.clone();
         tasks.push(tokio::spawn(async move {
@@ -179,15 +189,19 @@ async fn main() {
     let session_id = text["session_id"].as_str().unwrap().to_owned();
 
     println!(
-        "{CLIENTS} concurrent clients x {CALLS_PER_CLIENT} calls each (after {WARMUP_PER_CLIENT} warm-up calls), one keep-alive connection per client.\n"
+        "Each client: {CALLS_PER_CLIENT} calls after {WARMUP_PER_CLIENT} warm-up calls, on its own keep-alive connection.\n"
     );
     println!("| request | p50 ms | p99 ms | calls/s |");
     println!("|---|---|---|---|");
-    let bare = phase(&tuicd, false, None, "\"ok\":true").await;
-    println!("{}", row("tuicd bare HTTP/1.1 `GET /health` (Unix socket)", &bare));
     let status = call(2, "session", json!({"action": "status", "session_id": session_id}));
+    let bare_one = phase_with(1, &tuicd, false, None, "\"ok\":true").await;
+    let mcp_one = phase_with(1, &tuicd, true, Some(status.clone()), "session_id").await;
+    println!("{}", row("1 client: tuicd bare HTTP/1.1 `GET /health` (Unix socket)", &bare_one));
+    println!("{}", row("1 client: tuicd MCP `tools/call session status` (Unix socket)", &mcp_one));
+    let bare = phase(&tuicd, false, None, "\"ok\":true").await;
     let mcp = phase(&tuicd, true, Some(status), "session_id").await;
-    println!("{}", row("tuicd MCP `tools/call session status` (Unix socket)", &mcp));
+    println!("{}", row("16 clients: tuicd bare HTTP/1.1 `GET /health` (Unix socket)", &bare));
+    println!("{}", row("16 clients: tuicd MCP `tools/call session status` (Unix socket)", &mcp));
 
     let everything = everything_path();
     let node_ok = std::process::Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success());
@@ -206,10 +220,12 @@ async fn main() {
         let target = Target { socket: None, port, host: "localhost" };
         let echo = call(3, "echo", json!({"message": "hi"}));
         let node = phase(&target, true, Some(echo), "Echo: hi").await;
-        println!("{}", row("server-everything `tools/call echo` (Node, loopback TCP)", &node));
+        println!("{}", row("16 clients: server-everything `tools/call echo` (Node, loopback TCP)", &node));
     } else {
         println!("| server-everything `tools/call echo` | not installed (run tests/interop/setup.sh) | | |");
     }
-    println!("\nMCP p50 / bare p50 = {:.2}x (target <= 2x)", mcp.p50.as_secs_f64() / bare.p50.as_secs_f64().max(1e-9));
+    let ratio = |a: &Figures, b: &Figures| a.p50.as_secs_f64() / b.p50.as_secs_f64().max(1e-9);
+    let (one, many) = (ratio(&mcp_one, &bare_one), ratio(&mcp, &bare));
+    println!("\nMCP p50 / bare p50: {one:.2}x with 1 client, {many:.2}x with {CLIENTS} clients (target <= 2x)");
     let _ = daemon.start_kill();
 }

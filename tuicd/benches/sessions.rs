@@ -136,9 +136,10 @@ async fn flood_tuicd(daemon: &Daemon, file: &Path) -> (u64, u64, Duration) {
     tokio::time::sleep(Duration::from_millis(200)).await; // let stty run before "go"
     let start = Instant::now();
     socket.send(Message::text("\n")).await.unwrap();
-    let (mut total, mut missed) = (0u64, 0u64);
+    let (mut total, mut missed, mut frames) = (0u64, 0u64, 0u64);
     while let Some(Ok(message)) = socket.next().await {
         let Message::Text(text) = message else { continue };
+        frames += 1;
         let frame: CountFrame = serde_json::from_str(&text).unwrap();
         match frame.kind.as_str() {
             "output" => total += frame.total_written - frame.cursor,
@@ -147,7 +148,9 @@ async fn flood_tuicd(daemon: &Daemon, file: &Path) -> (u64, u64, Duration) {
             _ => {}
         }
     }
-    (total, missed, start.elapsed())
+    let elapsed = start.elapsed();
+    println!("  tuicd: {frames} frames, {} B per frame on average", total / frames.max(1));
+    (total, missed, elapsed)
 }
 
 async fn flood() {

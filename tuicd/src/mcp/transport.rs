@@ -31,7 +31,7 @@ pub const TUIC_SESSION_HEADER: &str = "x-tuic-session";
 pub async fn post(app: &App, caller: &Caller, req: Request) -> ApiResult {
     let meta = match admit(app, caller, req.headers()) {
         Ok(meta) => meta,
-        Err(response) => return Ok(response),
+        Err(response) => return Ok(*response),
     };
     let body = read_bytes(req).await?;
     match model::classify(&body) {
@@ -66,7 +66,7 @@ pub async fn post(app: &App, caller: &Caller, req: Request) -> ApiResult {
 pub async fn get(app: &App, caller: &Caller, req: Request) -> ApiResult {
     let meta = match admit(app, caller, req.headers()) {
         Ok(meta) => meta,
-        Err(response) => return Ok(response),
+        Err(response) => return Ok(*response),
     };
     let Some(session) = meta.session_id else {
         return Ok(rpc_failure(
@@ -90,7 +90,7 @@ pub async fn get(app: &App, caller: &Caller, req: Request) -> ApiResult {
 pub async fn delete(app: &App, caller: &Caller, req: Request) -> ApiResult {
     let meta = match admit(app, caller, req.headers()) {
         Ok(meta) => meta,
-        Err(response) => return Ok(response),
+        Err(response) => return Ok(*response),
     };
     let Some(session) = meta.session_id else {
         return Ok(rpc_failure(
@@ -136,21 +136,22 @@ async fn pump(app: App, session: String, mut claim: super::sessions::StreamClaim
 }
 
 /// The checks every method shares. `Err` is the response to send instead.
-fn admit(app: &App, caller: &Caller, headers: &HeaderMap) -> Result<RequestMeta, Response> {
+/// The refusal is boxed: a `Response` is large and this is the hot path's common `Ok`.
+fn admit(app: &App, caller: &Caller, headers: &HeaderMap) -> Result<RequestMeta, Box<Response>> {
     if !app.config.get().mcp_server_enabled {
-        return Err(ApiError::Unavailable(
-            "the MCP endpoint is off (mcp_server_enabled is false in config.json)".into(),
-        )
-        .into_response());
+        return Err(Box::new(
+            ApiError::Unavailable("the MCP endpoint is off (mcp_server_enabled is false in config.json)".into())
+                .into_response(),
+        ));
     }
     if let Some(reason) = foreign_origin_or_host(caller, headers) {
         tracing::warn!(source = "mcp", %reason, "refused a request from a foreign origin");
-        return Err(rpc_failure(StatusCode::FORBIDDEN, RpcError::new(code::INVALID_REQUEST, reason)));
+        return Err(Box::new(rpc_failure(StatusCode::FORBIDDEN, RpcError::new(code::INVALID_REQUEST, reason))));
     }
     if let Some(version) = headers.get(VERSION_HEADER) {
         let version = version.to_str().unwrap_or("");
         if !ACCEPTED_HEADER_VERSIONS.contains(&version) {
-            return Err(rpc_failure(
+            return Err(Box::new(rpc_failure(
                 StatusCode::BAD_REQUEST,
                 RpcError::new(
                     code::INVALID_REQUEST,
@@ -159,13 +160,13 @@ fn admit(app: &App, caller: &Caller, headers: &HeaderMap) -> Result<RequestMeta,
                         ACCEPTED_HEADER_VERSIONS.join(", ")
                     ),
                 ),
-            ));
+            )));
         }
     }
     let session_id = match headers.get(SESSION_HEADER).map(|v| v.to_str().map(str::to_owned)) {
         None => None,
         Some(Ok(id)) if super::sessions::valid_id(&id) => Some(id),
-        Some(_) => return Err(session_failure(SessionError::BadId)),
+        Some(_) => return Err(Box::new(session_failure(SessionError::BadId))),
     };
     let tuic_session = headers
         .get(TUIC_SESSION_HEADER)

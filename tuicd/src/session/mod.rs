@@ -20,6 +20,7 @@
 //! Session::wait(&self, until: WaitFor::{Idle, Exited}, timeout: Duration) -> WaitOutcome  // async; subscribe-then-recheck
 //! Session::close(&self, reason: &'static str)   // SIGHUP to the job, SIGKILL to the child; the session then finishes
 //! Session::pause(&self) / resume(&self) -> Result<(), SessionError>
+//! Session::read_raw(&self, from: u64, limit: usize) -> RingRead    // raw ring bytes by cursor
 //! Session::subscribe_from(&self, cursor: Option<u64>, limit: usize) -> (RingRead, broadcast::Receiver<Arc<SessionEvent>>, Option<ExitInfo>)
 //! Session::finished(&self)                   // async; resolves once exited and drained
 //! Session::exit_info(&self) -> Option<ExitInfo>
@@ -31,8 +32,12 @@
 //!   for [`SESSION_TOMBSTONE_TTL`](crate::limits::SESSION_TOMBSTONE_TTL): output and exit code stay
 //!   readable, input is refused.
 //! - Every byte the child wrote is in the ring, the screen and the broadcast before `Exit`.
+//! - The reader only appends to the ring and broadcasts; the screen model follows the ring on its
+//!   own task (`tasks::follow_screen`), so parsing never slows output. Under a flood it skips ahead
+//!   when more than `SCREEN_MAX_BACKLOG` behind and takes a bounded share of a core.
 //! - Cursors only move forward: bytes for raw output, log lines for text/log output.
-//! - No per-session timer: an idle session costs its three parked tasks and its buffers.
+//! - No per-session timer: an idle session costs its four parked tasks (reader, writer,
+//!   supervisor, screen) and its buffers.
 //! - This module knows nothing about HTTP.
 
 mod alias;

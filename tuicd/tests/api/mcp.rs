@@ -182,3 +182,35 @@ async fn tools_list_shows_the_session_tool_with_a_flat_derived_schema() {
     let bad_cursor = rpc(&daemon, "tools/list", json!({"cursor": "x"}), &[]).await;
     assert_eq!(bad_cursor.body["error"]["code"], json!(-32602));
 }
+
+#[tokio::test]
+async fn a_reconnecting_get_supersedes_the_old_stream_without_losing_its_own() {
+    let daemon = Daemon::start().await;
+    let session = initialize(&daemon, &[]).await.session().unwrap();
+    let open = || async {
+        let response = daemon
+            .client
+            .get(Daemon::url("/mcp"))
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", &session)
+            .send()
+            .await
+            .unwrap();
+        let mut body = response.bytes_stream();
+        let first = tokio::time::timeout(DEADLINE, body.next()).await.unwrap().unwrap().unwrap();
+        assert!(String::from_utf8_lossy(&first).starts_with(':'));
+        body
+    };
+    let mut old = open().await;
+    let mut new = open().await;
+    // The superseded stream ends; its teardown must not take the new stream's sender with it.
+    let ended = tokio::time::timeout(DEADLINE, async { while let Some(Ok(_)) = old.next().await {} }).await;
+    assert!(ended.is_ok(), "the superseded stream did not end");
+    daemon.put("/config", json!({"disabled_native_tools": ["session"]})).await;
+    let mut seen = String::new();
+    while !seen.contains("notifications/tools/list_changed") {
+        let chunk =
+            tokio::time::timeout(DEADLINE, new.next()).await.expect("the new stream still delivers").unwrap().unwrap();
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+}

@@ -165,3 +165,21 @@ fn tool_schemas_match_the_checked_in_snapshot() {
          UPDATE_MCP_SNAPSHOT=1 cargo test -p tuicd --lib tool_schemas and commit the file"
     );
 }
+
+#[tokio::test]
+async fn loopback_only_session_actions_are_refused_to_remote_callers() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = test_app(dir.path());
+    let remote =
+        Caller { transport: crate::http::Transport::Tcp { peer: "10.1.2.3:4000".parse().unwrap(), tls: true } };
+    let ctx = CallContext { app: app.clone(), caller: remote, mcp_session: None, tuic_session: None };
+    for action in ["create", "input", "kill", "close", "pause", "resume"] {
+        let result = call(registry(), ctx.clone(), "session", Some(json!({"action": action, "session_id": "x"}))).await;
+        let result = result.unwrap();
+        assert_eq!(result["isError"], true, "{action}");
+        let error = text(&result)["error"].as_str().unwrap().to_owned();
+        assert!(error.contains(&format!("session action={action}")) && error.contains("loopback"), "{error}");
+    }
+    let listed = call(registry(), ctx, "session", Some(json!({"action": "list"}))).await.unwrap();
+    assert_eq!(listed["isError"], false, "reads stay open to authenticated remote callers");
+}
