@@ -3,6 +3,7 @@
 //! per capability.
 
 mod agents;
+mod agents_fixtures;
 mod agents_progress;
 mod agents_spawn;
 mod agents_stream;
