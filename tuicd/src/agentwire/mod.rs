@@ -58,9 +58,16 @@ impl std::fmt::Debug for AgentLink {
 
 struct Inner {
     session_id: String,
-    /// The process whose descendants are probed for background work: the session's child, when
-    /// the child is the agent itself.
-    probe_root: Option<u32>,
+    /// The process whose descendants are probed for background work: the session's child when
+    /// it is the agent itself, or the agent a shell session runs in its foreground.
+    probe_root: Mutex<Option<u32>>,
+    /// A shell session's child (its foreground when no agent runs).
+    shell_pid: Option<u32>,
+    /// A shell session's PTY master, to see which process is in the foreground (an agent started
+    /// from the shell switches the adapter). Dropped when the session ends.
+    pty: Mutex<Option<std::os::fd::OwnedFd>>,
+    /// A shell session's latest screen (rows, cursor, alternate), re-read when the adapter changes.
+    last_screen: Mutex<Option<(Vec<String>, (u16, u16), bool)>>,
     events: Arc<EventBus>,
     live: broadcast::Sender<Arc<SessionEvent>>,
     /// A std mutex held for microseconds, never across `.await`.
@@ -81,17 +88,23 @@ pub fn adapter_for(agent_type: Option<&str>, program: &str) -> Option<&'static A
 }
 
 impl AgentLink {
+    /// `child` is the session's process; `pty` a duplicate of its PTY master, used (for a shell
+    /// session, `adapter` None) to follow an agent started from the shell.
     pub fn new(
         session_id: &str,
         adapter: Option<&'static Adapter>,
-        probe_root: Option<u32>,
+        child: Option<u32>,
+        pty: Option<std::os::fd::OwnedFd>,
         events: Arc<EventBus>,
         live: broadcast::Sender<Arc<SessionEvent>>,
     ) -> Self {
         Self {
             inner: Arc::new(Inner {
                 session_id: session_id.to_owned(),
-                probe_root: probe_root.filter(|_| adapter.is_some()),
+                probe_root: Mutex::new(child.filter(|_| adapter.is_some())),
+                shell_pid: child.filter(|_| adapter.is_none()),
+                pty: Mutex::new(pty.filter(|_| adapter.is_none())),
+                last_screen: Mutex::new(None),
                 events,
                 live,
                 tracker: Mutex::new(AgentTracker::new(adapter)),
@@ -121,6 +134,10 @@ impl AgentLink {
             let mut events = tracker.on_output(bytes, now);
             // Always advance `fed` with the tracker lock held: a submit reads both together.
             events.extend(tracker.on_screen(screen, now));
+            if self.inner.shell_pid.is_some() {
+                let copy = (screen.rows.to_vec(), screen.cursor, screen.alternate);
+                *self.inner.last_screen.lock().unwrap_or_else(|e| e.into_inner()) = Some(copy);
+            }
             self.inner.fed.send_replace(cursor);
             events
         };
@@ -202,6 +219,36 @@ impl AgentLink {
         }
     }
 
+    /// The session ended: let go of the PTY.
+    pub fn release(&self) {
+        self.inner.pty.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+
+    /// For a shell session: the agent now in the terminal's foreground, if any, becomes the
+    /// tracker's adapter (and the background probe's root); the shell again clears it.
+    fn follow_foreground(&self, now: Instant) {
+        let foreground = {
+            let pty = self.inner.pty.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(fd) = pty.as_ref() else { return };
+            probe::foreground(fd)
+        };
+        let Some(pid) = foreground else { return };
+        let adapter = if Some(pid) == self.inner.shell_pid { None } else { probe::agent_of(pid) };
+        *self.inner.probe_root.lock().unwrap_or_else(|e| e.into_inner()) = adapter.map(|_| pid);
+        let events = {
+            let mut tracker = self.tracker();
+            let changed = tracker.adapter().map(|a| a.id) != adapter.map(|a| a.id);
+            let mut events = tracker.set_adapter(adapter, now);
+            // The new adapter reads the screen already shown (the agent may be quiet now).
+            let shown = self.inner.last_screen.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            if let (true, Some((rows, cursor, alternate))) = (changed, shown) {
+                events.extend(tracker.on_screen(&Screen { rows: &rows, cursor, alternate }, now));
+            }
+            events
+        };
+        self.publish(events);
+    }
+
     fn idle_for(&self, now: Instant) -> std::time::Duration {
         now.saturating_duration_since(*self.inner.last_activity.lock().unwrap_or_else(|e| e.into_inner()))
     }
@@ -216,13 +263,20 @@ async fn ticker(link: AgentLink) {
         let events = link.tracker().tick(now);
         link.publish(events);
         let mut background = false;
-        if let Some(root) = link.inner.probe_root
-            && last_probe.is_none_or(|at| now.saturating_duration_since(at) >= BACKGROUND_PROBE_INTERVAL)
-        {
+        if last_probe.is_none_or(|at| now.saturating_duration_since(at) >= BACKGROUND_PROBE_INTERVAL) {
             last_probe = Some(now);
-            background = tokio::task::spawn_blocking(move || probe::has_background_work(root)).await.unwrap_or(false);
-            let events = link.tracker().set_background_work(background, Instant::now());
-            link.publish(events);
+            let probing = link.clone();
+            background = tokio::task::spawn_blocking(move || {
+                probing.follow_foreground(Instant::now());
+                let root = *probing.inner.probe_root.lock().unwrap_or_else(|e| e.into_inner());
+                root.is_some_and(probe::has_background_work)
+            })
+            .await
+            .unwrap_or(false);
+            if link.adapter().is_some() {
+                let events = link.tracker().set_background_work(background, Instant::now());
+                link.publish(events);
+            }
         }
         if background || link.idle_for(Instant::now()) < AGENT_TICK_LINGER {
             continue;

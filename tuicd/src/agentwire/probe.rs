@@ -23,6 +23,25 @@ pub fn has_background_work(root: u32) -> bool {
     judge(found.into_iter().map(|(name, args)| Descendant { name, args }))
 }
 
+/// The agent a process is, by its executable name or, for script launchers (`node
+/// /usr/local/bin/claude`), by the script it runs.
+pub fn agent_of(pid: u32) -> Option<&'static crate::agent::Adapter> {
+    use crate::agent::adapters::by_binary;
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+    if let Some(adapter) = by_binary(comm.trim()) {
+        return Some(adapter);
+    }
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let args: Vec<String> =
+        cmdline.split(|b| *b == 0).take(2).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
+    args.iter().find_map(|arg| by_binary(arg))
+}
+
+/// The foreground process group of the terminal whose master is `pty`.
+pub fn foreground(pty: &std::os::fd::OwnedFd) -> Option<u32> {
+    rustix::termios::tcgetpgrp(pty).ok().map(|pid| pid.as_raw_nonzero().get() as u32)
+}
+
 /// pid -> (parent pid, comm, command line).
 fn snapshot() -> HashMap<u32, (u32, String, String)> {
     let mut processes = HashMap::new();

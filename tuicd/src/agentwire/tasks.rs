@@ -184,7 +184,7 @@ mod tests {
     fn terminal_states_are_immutable_and_cancel_racing_exit_is_never_overwritten() {
         let store = TaskStore::default();
         let a = store.create("s1", Some("me".into()));
-        assert_eq!(store.cancel(&a.task_id, Some("me")).unwrap().0, true);
+        assert!(store.cancel(&a.task_id, Some("me")).unwrap().0);
         store.session_exited("s1", Some(0));
         assert_eq!(store.get(&a.task_id, Some("me")).unwrap().status, TaskStatus::Cancelled);
         let b = store.create("s2", Some("me".into()));

@@ -135,7 +135,15 @@ impl Session {
         let (kill, kill_rx) = oneshot::channel();
         let live = broadcast::channel(SESSION_BROADCAST_CAPACITY).0;
         let adapter = crate::agentwire::adapter_for(identity.agent_type.as_deref(), &plan.shell);
-        let agent = crate::agentwire::AgentLink::new(&identity.id, adapter, child.id(), identity.events, live.clone());
+        let foreground_fd = winsize_fd.try_clone().ok();
+        let agent = crate::agentwire::AgentLink::new(
+            &identity.id,
+            adapter,
+            child.id(),
+            foreground_fd,
+            identity.events,
+            live.clone(),
+        );
         let session = Arc::new(Session {
             id: identity.id,
             tuic_session: identity.tuic_session,
@@ -300,6 +308,7 @@ impl Session {
         self.screen_wake.notify_one();
         self.kill.lock().unwrap_or_else(|e| e.into_inner()).take();
         self.winsize_fd.lock().unwrap_or_else(|e| e.into_inner()).take();
+        self.agent.release();
     }
 
     fn ensure_running(&self, action: &'static str) -> Result<(), SessionError> {

@@ -92,3 +92,30 @@ async fn agent_a_deferred_prompt_that_never_goes_in_is_reported() {
     let (_, task) = call_as(&daemon, "task", json!({"action": "get", "task_id": spawned["task_id"]}), &[]).await;
     assert_eq!(task["status"], json!("completed"), "{task}");
 }
+
+#[tokio::test]
+async fn agent_started_from_a_shell_is_detected_and_leaving_it_clears_the_agent() {
+    let daemon = Daemon::start().await;
+    let claude = daemon.dir.path().join("claude");
+    std::os::unix::fs::symlink(fake_agent(), &claude).unwrap();
+    let created =
+        ok(&daemon, "session", json!({"action": "create", "shell": "/bin/sh", "cwd": daemon.dir.path()})).await;
+    let id = created["session_id"].as_str().unwrap().to_owned();
+    let status = ok(&daemon, "session", json!({"action": "status", "session_id": id})).await;
+    assert!(status["state"].get("agent_type").is_none(), "a plain shell: {status}");
+    ok(&daemon, "session", json!({"action": "input", "session_id": id, "input": claude, "special_key": "enter"})).await;
+    // Detection follows the foreground process (probed once a second while the session is
+    // active); the hook marker may have gone by before it, so the ready prompt confirms the idle.
+    wait_until("the foreground agent is detected and confirmed idle", DEADLINE, || async {
+        let w = ok(&daemon, "session", json!({"action": "wait", "session_id": id, "timeout_ms": 3000})).await;
+        (w["agent_state"] == json!("idle") && w["idle_confirmed"] == json!(true)).then_some(())
+    })
+    .await;
+    let receipt = ok(&daemon, "session", json!({"action": "submit", "session_id": id, "input": "quit"})).await;
+    assert_eq!(receipt["submitted"], json!(true), "{receipt}");
+    wait_until("back at the shell, no agent", DEADLINE, || async {
+        let status = ok(&daemon, "session", json!({"action": "status", "session_id": id})).await;
+        status["state"].get("agent_type").is_none().then_some(())
+    })
+    .await;
+}
