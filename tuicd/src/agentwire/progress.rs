@@ -5,7 +5,6 @@
 //! ([`record_intents`], fed by `/events`).
 
 use std::path::Path;
-use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -204,7 +203,7 @@ fn repo_call(ctx: CallContext, mut args: Map<String, Value>) -> ToolFuture {
         let action = take_action(REPO_NAME, REPO_ACTIONS, &mut args)?;
         let p: ProgressList = parse(REPO_NAME, &action, args)?;
         let filter = Filter { project: p.project, agent: p.agent, since: p.since };
-        let app: Arc<App> = Arc::new(ctx.app.clone());
+        let app = ctx.app.clone();
         let entries = run_blocking("repo action=progress_list", move || {
             let journal = app.agents.journal(&app.config_dir);
             Ok(journal.as_ref().expect("opened").list(&filter))
