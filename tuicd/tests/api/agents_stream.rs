@@ -119,3 +119,25 @@ async fn agent_started_from_a_shell_is_detected_and_leaving_it_clears_the_agent(
     })
     .await;
 }
+
+#[tokio::test]
+async fn agent_background_work_keeps_the_agent_working_until_the_descendant_ends() {
+    let daemon = Daemon::start().await;
+    let id = start_fake(&daemon).await;
+    ok(&daemon, "session", json!({"action": "submit", "session_id": id, "input": "background build"})).await;
+    let status = wait_until("background_work while sleep runs", DEADLINE, || async {
+        let status = ok(&daemon, "session", json!({"action": "status", "session_id": id})).await;
+        (status["background_work"] == json!(true)).then_some(status)
+    })
+    .await;
+    assert_eq!(status["agent_state"], json!("working"), "{status}");
+    let list = ok(&daemon, "session", json!({"action": "list"})).await;
+    assert_eq!(list[0]["background_work"], json!(true), "{list}");
+    wait_until("the turn completes once the descendant is gone", DEADLINE, || async {
+        let status = ok(&daemon, "session", json!({"action": "status", "session_id": id})).await;
+        (status["agent_state"] == json!("completed") && status.get("background_work").is_none()).then_some(())
+    })
+    .await;
+    let error = fails(&daemon, "task", json!({"action": "peek", "task_id": "x"})).await;
+    assert!(error.contains("Unknown action 'peek'") && error.contains("get, cancel"), "{error}");
+}
