@@ -44,6 +44,9 @@ use crate::events::EventBus;
 use crate::limits::{AGENT_TICK_INTERVAL, AGENT_TICK_LINGER, BACKGROUND_PROBE_INTERVAL};
 use crate::session::SessionEvent;
 
+/// A copy of a screen: rows, cursor (row, col), alternate screen.
+type ShownScreen = (Vec<String>, (u16, u16), bool);
+
 /// The engine side of one session. Cheap to clone (one `Arc`).
 #[derive(Clone)]
 pub struct AgentLink {
@@ -67,7 +70,7 @@ struct Inner {
     /// from the shell switches the adapter). Dropped when the session ends.
     pty: Mutex<Option<std::os::fd::OwnedFd>>,
     /// A shell session's latest screen (rows, cursor, alternate), re-read when the adapter changes.
-    last_screen: Mutex<Option<(Vec<String>, (u16, u16), bool)>>,
+    last_screen: Mutex<Option<ShownScreen>>,
     events: Arc<EventBus>,
     live: broadcast::Sender<Arc<SessionEvent>>,
     /// A std mutex held for microseconds, never across `.await`.
