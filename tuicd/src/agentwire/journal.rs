@@ -64,7 +64,9 @@ impl Journal {
             return Err(std::io::Error::other(format!("entry over {PROGRESS_LINE_MAX_BYTES} bytes")));
         }
         let mut file = OpenOptions::new().create(true).append(true).open(&self.path)?;
-        file.write_all(line.as_bytes())
+        file.write_all(line.as_bytes())?;
+        // Progress is rare and meant to outlive crashes: on disk before the call answers.
+        file.sync_data()
     }
 
     /// Matching entries, oldest first, at most [`PROGRESS_LIST_MAX`] (the newest ones).
