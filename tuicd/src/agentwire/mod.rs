@@ -291,3 +291,6 @@ async fn ticker(link: AgentLink) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -205,4 +205,4 @@ pub fn to_value<T: serde::Serialize>(value: &T) -> Result<Value, ToolError> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
