@@ -103,6 +103,16 @@ pub fn decode(bytes: &[u8]) -> Option<Vec<Record>> {
     Some(records)
 }
 
+/// Reads a capture file: a `.tcap`, or a legacy `.raw` fixture (output bytes only, no boundaries),
+/// which reads as one output record.
+pub fn read_file(path: &Path) -> std::io::Result<Vec<Record>> {
+    let bytes = std::fs::read(path)?;
+    if path.extension().is_some_and(|e| e == "raw") {
+        return Ok(vec![Record { direction: Direction::Output, micros: 0, data: bytes }]);
+    }
+    decode(&bytes).ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidData, "not a .tcap file"))
+}
+
 impl Session {
     pub(super) fn record(&self, direction: Direction, data: &[u8]) {
         let mut capture = self.capture.lock().unwrap_or_else(|e| e.into_inner());
@@ -138,5 +148,13 @@ mod tests {
         assert_eq!(records[1].data, b"a b");
         assert!(records[0].micros <= records[1].micros);
         assert_eq!(file.written(), 8 + 13 + 3 + 13 + 3);
+        assert_eq!(read_file(&path_for(dir.path(), "s1")).unwrap(), records);
+        let legacy = dir.path().join("old.raw");
+        std::fs::write(&legacy, b"\x1b[1mhi").unwrap();
+        let records = read_file(&legacy).unwrap();
+        assert_eq!(
+            (records.len(), records[0].direction, records[0].data.as_slice()),
+            (1, Direction::Output, &b"\x1b[1mhi"[..])
+        );
     }
 }
