@@ -10,3 +10,7 @@ pub const TERM_ALIAS_ASSIGNED: &str = "term-alias-assigned";
 pub const CONFIG_CHANGED: &str = "config-changed";
 /// `{session_id, pty_description?}`: an orchestrator set or cleared a PTY's task description.
 pub const PTY_DESCRIPTION_CHANGED: &str = "pty-description-changed";
+/// `{session_id, parsed}`: an agent-state engine event of one session (tuic-wire 2.6 names).
+pub const PTY_PARSED: &str = "pty-parsed";
+/// `{id, project, agent, type, text, step?, ts}`: a progress journal entry was appended.
+pub const PROGRESS_RECORDED: &str = "progress-recorded";

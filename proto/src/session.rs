@@ -83,6 +83,10 @@ pub struct SessionInfo {
     pub total_written: u64,
     /// Log lines pushed so far (the log output cursor).
     pub total_lines: u64,
+    /// The agent-state engine's view (tuic-wire 2.4 `SessionState` names): `shell_state`,
+    /// `agent_state`, `awaiting_input`, `background_work`, `turn_epoch`, `agent_intent`, ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -219,9 +223,17 @@ pub enum StreamFrame {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ParsedEvent {
-    Title { title: String },
+    Title {
+        title: String,
+    },
     Bell,
-    AlternateScreen { active: bool },
+    AlternateScreen {
+        active: bool,
+    },
+    /// An agent-state engine event (`shell-state`, `agent-state`, `question`, `choice-prompt`,
+    /// `suggest`, `intent`, `progress`, `user-input`, `command-finished`), already tagged by `type`.
+    #[serde(untagged)]
+    Agent(serde_json::Value),
 }
 
 /// `session-closed` reasons.

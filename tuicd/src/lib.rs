@@ -3,6 +3,7 @@
 //! [`server::Daemon`] is the one entry point: `Daemon::bind(options)` then `serve(shutdown)`.
 
 pub mod agent;
+pub mod agentwire;
 pub mod config;
 pub mod events;
 pub mod http;

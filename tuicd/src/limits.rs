@@ -180,6 +180,24 @@ pub const CAPTURE_MAX_BYTES: u64 = 512 * 1024;
 /// `/process/stats` samples CPU from the previous call; calls closer than this reuse the last
 /// figures (sysinfo cannot measure CPU over a shorter window).
 pub const PROCESS_SAMPLE_MIN_INTERVAL: Duration = Duration::from_millis(250);
+
+/// Agents in sessions (`agentwire/`). After the last output or input a session keeps ticking its
+/// tracker this long, so every silence timer resolves; then it stops (an idle session has no timer).
+pub const AGENT_TICK_LINGER: Duration = Duration::from_secs(6);
+/// The background-work process probe runs at most this often, only while a session ticks.
+pub const BACKGROUND_PROBE_INTERVAL: Duration = Duration::from_secs(1);
+/// `agent action=spawn`: a deferred prompt not injected within this is reported (seed value).
+pub const DEFERRED_PROMPT_WATCHDOG: Duration = Duration::from_secs(30);
+/// Task handles: retained this long after creation, at most this many (oldest dropped first).
+pub const TASK_TTL: Duration = Duration::from_secs(24 * 60 * 60);
+pub const TASK_MAX: usize = 4096;
+/// `poll_interval_ms` every task handle advertises (seed value).
+pub const TASK_POLL_INTERVAL_MS: u64 = 1000;
+/// Progress journal: longest `text` accepted, longest line read back (longer lines are skipped),
+/// and most entries one `progress_list` returns.
+pub const PROGRESS_TEXT_MAX_CHARS: usize = 2000;
+pub const PROGRESS_LINE_MAX_BYTES: usize = 16 * 1024;
+pub const PROGRESS_LIST_MAX: usize = 1000;
 /// The screen model follows the ring in batches of at most this many bytes, releasing its lock
 /// between them so that screen reads stay responsive during a flood.
 pub const SCREEN_BATCH: usize = 256 * 1024;

@@ -36,6 +36,8 @@ pub struct Shared {
     pub tcp: TcpControl,
     /// The MCP endpoint: protocol sessions and their GET streams.
     pub mcp: McpState,
+    /// Spawned agents, task handles, the progress journal (see [`crate::agentwire`]).
+    pub agents: crate::agentwire::AgentsState,
     /// Flips to true once when the daemon starts shutting down; long-lived streams end on it.
     pub shutdown: watch::Receiver<bool>,
     pub request_timeout: Duration,

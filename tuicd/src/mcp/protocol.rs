@@ -35,6 +35,13 @@ pub async fn handle(app: &App, meta: RequestMeta, id: &Value, method: &str, para
         "ping" => Ok(json!({})),
         "tools/list" => tools_list(app, params),
         "tools/call" => tools_call(app, meta, params).await,
+        "tasks/get" | "tasks/list" | "tasks/cancel" | "tasks/result" => {
+            let bound = meta.session_id.as_deref().and_then(|s| app.mcp.sessions.tuic_session(s));
+            let identity = meta.tuic_session.clone().or(bound).or_else(|| meta.session_id.clone());
+            let params = model::params_object(params);
+            let loopback = meta.caller.require_loopback(method).is_ok();
+            crate::agentwire::task_tool::handle_method(app, identity.as_deref(), loopback, method, &params)
+        }
         // The 2026-07-28 discovery probe: this legacy endpoint answers method-not-found so that
         // modern clients fall back to initialize.
         _ => Err(RpcError::method_not_found(method)),

@@ -1,5 +1,6 @@
 //! Route handlers, one module per area. Handlers take typed input and return `ApiResult`.
 
+pub mod agents;
 pub mod auth;
 pub mod capture;
 pub mod config;

@@ -79,6 +79,7 @@ impl Daemon {
             auth: Default::default(),
             tcp: Default::default(),
             mcp: Default::default(),
+            agents: Default::default(),
             shutdown,
             request_timeout: options.request_timeout,
             port_override: options.port_override,
@@ -88,6 +89,7 @@ impl Daemon {
             anyhow::bail!("remote access is enabled but its listener cannot start: {e}");
         }
         crate::mcp::spawn_reaper(&app);
+        tokio::spawn(crate::agentwire::progress::record_intents(app.clone()));
         Ok(Self { app, ipc, stopping })
     }
 

@@ -56,6 +56,8 @@ pub struct Identity {
     pub alias: String,
     pub display_name: Option<String>,
     pub agent_type: Option<String>,
+    /// Where the session's agent-state events go (`pty-parsed`).
+    pub events: Arc<crate::events::EventBus>,
 }
 
 pub struct Session {
@@ -91,6 +93,8 @@ pub struct Session {
     winsize_fd: Mutex<Option<OwnedFd>>,
     pub(super) capture: Mutex<Option<CaptureFile>>,
     pub(super) counters: Arc<Counters>,
+    /// The agent-state engine of this session and the writer lock (see [`crate::agentwire`]).
+    pub agent: crate::agentwire::AgentLink,
 }
 
 impl std::fmt::Debug for Session {
@@ -129,6 +133,17 @@ impl Session {
         let (reader, writer) = pty.into_split();
         let (input, input_rx) = mpsc::channel(PTY_INPUT_QUEUE);
         let (kill, kill_rx) = oneshot::channel();
+        let live = broadcast::channel(SESSION_BROADCAST_CAPACITY).0;
+        let adapter = crate::agentwire::adapter_for(identity.agent_type.as_deref(), &plan.shell);
+        let foreground_fd = winsize_fd.try_clone().ok();
+        let agent = crate::agentwire::AgentLink::new(
+            &identity.id,
+            adapter,
+            child.id(),
+            foreground_fd,
+            identity.events,
+            live.clone(),
+        );
         let session = Arc::new(Session {
             id: identity.id,
             tuic_session: identity.tuic_session,
@@ -146,7 +161,7 @@ impl Session {
             }),
             screen_wake: Notify::new(),
             screen_cursor: watch::channel(0).0,
-            live: broadcast::channel(SESSION_BROADCAST_CAPACITY).0,
+            live,
             input,
             paused: watch::channel(false).0,
             done: watch::channel(false).0,
@@ -154,12 +169,18 @@ impl Session {
             winsize_fd: Mutex::new(Some(winsize_fd)),
             capture: Mutex::new(capture),
             counters,
+            agent,
         });
         let reading = tokio::spawn(tasks::read_output(session.clone(), reader));
         tokio::spawn(tasks::follow_screen(session.clone()));
         tokio::spawn(tasks::write_input(session.clone(), writer, input_rx));
         tokio::spawn(tasks::supervise(session.clone(), child, reading, kill_rx, on_close));
         Ok(session)
+    }
+
+    /// Raw bytes the child has written so far (the raw output cursor).
+    pub fn total_written(&self) -> u64 {
+        self.lock().ring.total()
     }
 
     pub(super) fn lock(&self) -> MutexGuard<'_, OutputState> {
@@ -173,8 +194,15 @@ impl Session {
     /// Queues raw bytes for the child's input, in order. Waits only when the input queue is full
     /// (a child that stopped reading); never blocks output.
     pub async fn write(&self, data: impl Into<Bytes>) -> Result<(), SessionError> {
+        let _writer = self.agent.writer().await;
+        self.write_held(data.into()).await
+    }
+
+    /// [`Session::write`] for a caller already holding `self.agent.writer()` (submit, injection).
+    /// Feeds the agent engine exactly the bytes it queues.
+    pub async fn write_held(&self, data: Bytes) -> Result<(), SessionError> {
         self.ensure_running("input")?;
-        let data = data.into();
+        self.agent.on_input(&data);
         let len = data.len() as u64;
         self.input.send(data).await.map_err(|_| self.exited_error("input"))?;
         self.counters.bytes_written.fetch_add(len, Ordering::Relaxed);
@@ -280,6 +308,7 @@ impl Session {
         self.screen_wake.notify_one();
         self.kill.lock().unwrap_or_else(|e| e.into_inner()).take();
         self.winsize_fd.lock().unwrap_or_else(|e| e.into_inner()).take();
+        self.agent.release();
     }
 
     fn ensure_running(&self, action: &'static str) -> Result<(), SessionError> {

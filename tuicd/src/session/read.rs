@@ -126,6 +126,12 @@ impl Session {
     /// `busy` while output arrived within [`SHELL_IDLE_AFTER`], `idle` after; `None` before the
     /// first output. Computed on read, so an idle session costs no timer.
     pub fn shell_state(&self) -> Option<ShellState> {
+        if let Some(state) = self.agent.status().shell_state {
+            return Some(match state {
+                crate::agent::ShellState::Busy => ShellState::Busy,
+                crate::agent::ShellState::Idle => ShellState::Idle,
+            });
+        }
         let last = self.lock().last_output?;
         Some(if last.elapsed() < SHELL_IDLE_AFTER { ShellState::Busy } else { ShellState::Idle })
     }
@@ -144,6 +150,7 @@ impl Session {
 
     pub fn info(&self) -> SessionInfo {
         let shell_state = self.shell_state();
+        let state = serde_json::to_value(self.agent.status()).ok();
         let (rows, cols, total_lines) = {
             let term = self.term();
             let (rows, cols) = term.screen.size();
@@ -167,6 +174,7 @@ impl Session {
             exit_code: out.exit.and_then(|e| e.exit_code),
             total_written: out.ring.total(),
             total_lines,
+            state,
         }
     }
 

@@ -133,6 +133,7 @@ impl SessionRegistry {
             alias,
             display_name: req.display_name.clone(),
             agent_type: req.agent_type.clone(),
+            events: self.shared.events.clone(),
         };
         let registry = self.clone();
         let started = Session::start(

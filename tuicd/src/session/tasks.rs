@@ -78,14 +78,16 @@ pub(super) async fn follow_screen(session: Arc<Session>) {
             if read.data.is_empty() {
                 break;
             }
+            cursor = read.start + read.data.len() as u64;
             let parsing = Instant::now();
             let events = {
                 let mut term = session.term();
                 term.skipped += read.missed;
-                term.screen.process(&read.data)
+                let events = term.screen.process(&read.data);
+                feed_agent(session.as_ref(), &term.screen, &read.data, cursor);
+                events
             };
             let parse_time = parsing.elapsed();
-            cursor = read.start + read.data.len() as u64;
             session.screen_cursor.send_replace(cursor);
             for event in events {
                 let _ = session.live.send(Arc::new(SessionEvent::Parsed(event)));
@@ -103,6 +105,15 @@ pub(super) async fn follow_screen(session: Arc<Session>) {
             return;
         }
     }
+}
+
+/// The agent engine reads every batch and the screen after it (see [`crate::agentwire`]).
+fn feed_agent(session: &Session, screen: &super::screen::ScreenModel, bytes: &[u8], cursor: u64) {
+    let (rows, _) = screen.size();
+    let mut visible = screen.screen_rows();
+    visible.resize(usize::from(rows).max(visible.len()), String::new());
+    let view = crate::agent::Screen { rows: &visible, cursor: screen.cursor(), alternate: screen.alternate_screen() };
+    session.agent.on_output(bytes, cursor, &view);
 }
 
 /// Writes queued input in order, keeping each write's boundaries for the capture. Ends when the

@@ -12,6 +12,9 @@ use tokio::sync::mpsc;
 use crate::harness::*;
 use crate::mcp_client::ok;
 
+/// The native tools `tools/list` shows by default.
+const NATIVE_TOOLS: [&str; 5] = ["session", "agent", "task", "progress", "repo"];
+
 /// The bridge binary: `TUIC_BRIDGE_BIN`, else beside tuicd in the target dir (built by
 /// `cargo test -p tuicd -p tuic-bridge`, which builds every target before running tests).
 fn bridge_bin() -> PathBuf {
@@ -109,7 +112,7 @@ async fn a_stdio_client_reaches_the_session_tool_through_the_bridge_with_its_ide
     let mut bridge = Bridge::start(&daemon, Some(tuic));
     let init = bridge.initialize().await;
     assert_eq!(init["result"]["serverInfo"]["name"], json!("tuicd"));
-    assert_eq!(bridge.tool_names().await, ["session"]);
+    assert_eq!(bridge.tool_names().await, NATIVE_TOOLS);
     let (is_error, list) =
         call_text(&bridge.ask("tools/call", json!({"name": "session", "arguments": {"action": "list"}})).await);
     assert!(!is_error);
@@ -125,7 +128,7 @@ async fn the_bridge_forwards_notifications_and_reports_an_endpoint_that_is_off()
     let daemon = Daemon::start().await;
     let mut bridge = Bridge::start(&daemon, None);
     bridge.initialize().await;
-    daemon.put("/config", json!({"disabled_native_tools": ["session"]})).await;
+    daemon.put("/config", json!({"disabled_native_tools": NATIVE_TOOLS})).await;
     bridge.expect_notification("notifications/tools/list_changed").await;
     assert!(bridge.tool_names().await.is_empty());
     daemon.put("/config", json!({"disabled_native_tools": [], "mcp_server_enabled": false})).await;
@@ -136,7 +139,7 @@ async fn the_bridge_forwards_notifications_and_reports_an_endpoint_that_is_off()
     assert!(error["error"].as_str().unwrap().contains("MCP endpoint is unavailable"), "{error}");
     daemon.put("/config", json!({"mcp_server_enabled": true})).await;
     bridge.expect_notification("notifications/tools/list_changed").await;
-    assert_eq!(bridge.tool_names().await, ["session"]);
+    assert_eq!(bridge.tool_names().await, NATIVE_TOOLS);
 }
 
 #[tokio::test]
@@ -144,7 +147,7 @@ async fn the_bridge_answers_offline_while_tuicd_is_down_and_recovers_after_a_res
     let daemon = Daemon::start().await;
     let mut bridge = Bridge::start(&daemon, None);
     bridge.initialize().await;
-    assert_eq!(bridge.tool_names().await, ["session"]);
+    assert_eq!(bridge.tool_names().await, NATIVE_TOOLS);
     let dir = daemon.into_dir().await;
     bridge.expect_notification("notifications/tools/list_changed").await;
     assert!(bridge.tool_names().await.is_empty());
@@ -154,7 +157,7 @@ async fn the_bridge_answers_offline_while_tuicd_is_down_and_recovers_after_a_res
     assert_eq!(bridge.ask("ping", json!({})).await["result"], json!({}));
     let daemon = Daemon::builder().dir(dir).start().await;
     bridge.expect_notification("notifications/tools/list_changed").await;
-    assert_eq!(bridge.tool_names().await, ["session"]);
+    assert_eq!(bridge.tool_names().await, NATIVE_TOOLS);
     let (is_error, _) =
         call_text(&bridge.ask("tools/call", json!({"name": "session", "arguments": {"action": "list"}})).await);
     assert!(!is_error);

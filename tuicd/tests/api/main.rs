@@ -2,6 +2,11 @@
 //! (and later WebSocket, SSE, MCP) to it over its Unix socket or TCP. One test binary, one module
 //! per capability.
 
+mod agents;
+mod agents_fixtures;
+mod agents_progress;
+mod agents_spawn;
+mod agents_stream;
 mod bridge;
 mod foundation;
 mod harness;

@@ -143,7 +143,8 @@ async fn the_get_stream_announces_tools_list_changed_after_a_config_change() {
     // The stream is open once its first comment arrives; only then can it miss nothing.
     let first = tokio::time::timeout(DEADLINE, body.next()).await.unwrap().unwrap().unwrap();
     assert!(String::from_utf8_lossy(&first).starts_with(':'));
-    let (status, _) = daemon.put("/config", json!({"disabled_native_tools": ["session", "config", "debug"]})).await;
+    let all = ["session", "agent", "task", "progress", "repo", "config", "debug"];
+    let (status, _) = daemon.put("/config", json!({"disabled_native_tools": all})).await;
     assert_eq!(status, StatusCode::OK);
     let mut seen = String::new();
     while !seen.contains("notifications/tools/list_changed") {
@@ -173,7 +174,7 @@ async fn tools_list_shows_the_session_tool_with_a_flat_derived_schema() {
     let listed = rpc(&daemon, "tools/list", json!({}), &[]).await;
     let tools = listed.body["result"]["tools"].as_array().unwrap().clone();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["session"], "config and debug are hidden by default");
+    assert_eq!(names, ["session", "agent", "task", "progress", "repo"], "config and debug are hidden by default");
     let schema = &tools[0]["inputSchema"];
     assert_eq!(schema["type"], json!("object"));
     assert_eq!(schema["required"], json!(["action"]));

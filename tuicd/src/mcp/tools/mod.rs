@@ -36,7 +36,13 @@ pub struct ToolDef {
 
 /// Every native tool, in `tools/list` order.
 pub fn registry() -> &'static [&'static ToolDef] {
-    static REGISTRY: &[&ToolDef] = &[&session::TOOL];
+    static REGISTRY: &[&ToolDef] = &[
+        &session::TOOL,
+        &crate::agentwire::agent_tool::TOOL,
+        &crate::agentwire::task_tool::TOOL,
+        &crate::agentwire::progress::TOOL,
+        &crate::agentwire::progress::REPO_TOOL,
+    ];
     REGISTRY
 }
 
@@ -81,7 +87,12 @@ impl ToolError {
 
 /// Tools visible under `config`: the registry minus `disabled_native_tools`.
 pub fn enabled<'a>(registry: &'a [&'static ToolDef], config: &AppConfig) -> Vec<&'a ToolDef> {
-    registry.iter().copied().filter(|t| !config.disabled_native_tools.iter().any(|d| d == t.name)).collect()
+    registry
+        .iter()
+        .copied()
+        .filter(|t| !config.disabled_native_tools.iter().any(|d| d == t.name))
+        .filter(|t| config.progress_tracking || t.name != crate::agentwire::progress::NAME)
+        .collect()
 }
 
 /// The names `tools/list` would show; a change in it is a `tools/list_changed`.
@@ -111,6 +122,11 @@ pub async fn call(
         let valid: Vec<&str> = enabled(registry, &config).iter().map(|t| t.name).collect();
         return Err(RpcError::invalid_params(format!("Unknown tool: {name}. Valid tools: {}", valid.join(", "))));
     };
+    if name == crate::agentwire::progress::NAME && !config.progress_tracking {
+        return Err(RpcError::invalid_params(
+            "Tool 'progress' is disabled by configuration (progress_tracking is false)",
+        ));
+    }
     if config.disabled_native_tools.iter().any(|d| d == name) {
         return Err(RpcError::invalid_params(format!(
             "Tool '{name}' is disabled by configuration (remove it from disabled_native_tools to use it)"
@@ -189,4 +205,4 @@ pub fn to_value<T: serde::Serialize>(value: &T) -> Result<Value, ToolError> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -26,6 +26,10 @@ struct ListEntry {
     #[serde(skip_serializing_if = "Option::is_none")]
     agent_type: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    agent_state: Option<crate::agent::AgentState>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    background_work: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pty_description: Option<String>,
 }
 
@@ -35,7 +39,8 @@ pub fn list(ctx: &CallContext) -> Value {
         .sessions
         .list()
         .into_iter()
-        .map(|s| ListEntry {
+        .map(|s| (s.agent.status(), s))
+        .map(|(agent, s)| ListEntry {
             is_caller: ctx.tuic_session.as_deref() == Some(s.tuic_session.as_str()),
             session_id: s.id.clone(),
             tuic_session: s.tuic_session.clone(),
@@ -43,7 +48,9 @@ pub fn list(ctx: &CallContext) -> Value {
             display_name: s.display_name.clone(),
             cwd: s.cwd.display().to_string(),
             shell_state: s.shell_state(),
-            agent_type: s.agent_type.clone(),
+            agent_type: s.agent_type.clone().or_else(|| agent.agent_type.map(str::to_owned)),
+            agent_state: agent.agent_state,
+            background_work: agent.background_work,
             pty_description: ctx.app.mcp.pty_description(&s.id),
         })
         .collect();
@@ -73,12 +80,15 @@ pub async fn create(ctx: &CallContext, p: Create) -> Result<Value, ToolError> {
 pub async fn input(ctx: &CallContext, p: Input) -> Result<Value, ToolError> {
     let session = ctx.app.sessions.resolve(&p.session_id).map_err(session_error)?;
     let key = p.special_key.as_deref().map(keys::bytes_for).transpose().map_err(ToolError::new)?;
-    let mut bytes = p.input.unwrap_or_default();
+    let mut bytes = p.input.clone().unwrap_or_default();
     bytes.push_str(key.unwrap_or(""));
     if bytes.is_empty() && p.pty_description.is_none() {
         return Err(ToolError::new("session action=input: give input text, a special_key, or both"));
     }
-    if !bytes.is_empty() {
+    let framed = key == Some("\r") && p.input.is_some();
+    if framed && crate::agentwire::tools::prefill_only(&session) {
+        crate::agentwire::tools::inject(&session, p.input.as_deref().unwrap_or_default()).await?;
+    } else if !bytes.is_empty() {
         session.write(bytes.into_bytes()).await.map_err(session_error)?;
     }
     if let Some(description) = p.pty_description {
@@ -184,6 +194,7 @@ fn fit_newest(lines: &[String], limit: usize) -> usize {
 pub fn status(ctx: &CallContext, p: Target) -> Result<Value, ToolError> {
     let session = ctx.app.sessions.resolve(&p.session_id).map_err(session_error)?;
     let mut value = to_value(&session.info())?;
+    crate::agentwire::tools::lift_state(&mut value);
     if let (Some(description), Value::Object(map)) = (ctx.app.mcp.pty_description(&session.id), &mut value) {
         map.insert("pty_description".into(), Value::String(description));
     }

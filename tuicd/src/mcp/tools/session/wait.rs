@@ -51,6 +51,14 @@ pub async fn wait(ctx: &CallContext, p: Wait) -> Result<Value, ToolError> {
         let shell_state = session.and_then(|s| s.shell_state());
         to_value(&WaitResult { met, timed_out: !met, until: label, timeout_ms, shell_state, exit_code })
     };
+    // A detected agent: until=idle is a confirmed idle (see `agentwire::wait`).
+    if until == Until::Idle
+        && let Ok(session) = ctx.app.sessions.resolve(&p.session_id)
+        && session.agent.adapter().is_some()
+    {
+        let outcome = crate::agentwire::wait::wait_settled(&session, Duration::from_millis(timeout_ms)).await;
+        return crate::agentwire::tools::wait_answer(&session, outcome == WaitOutcome::Reached, timeout_ms);
+    }
     // Step 1: tombstones included, nothing subscribed.
     if let Ok(session) = ctx.app.sessions.resolve(&p.session_id) {
         let exited = session.exit_info().is_some();

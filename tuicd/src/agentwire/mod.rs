@@ -1,0 +1,296 @@
+//! Agents in sessions: the [`crate::agent`] engine wired into every PTY session, and the MCP
+//! surface built on it (`session action=submit`, the `agent`, `task` and `progress` tools).
+//!
+//! # Wiring (one [`AgentLink`] per session, a field of `Session`)
+//! - The screen follower calls [`AgentLink::on_output`] under the screen lock with each batch it
+//!   applied to the screen model, and the raw cursor past it ([`AgentLink::fed`]).
+//! - Every writer goes through `Session::write`, which holds [`AgentLink::writer`] and feeds
+//!   [`AgentLink::on_input`] with exactly the bytes it queues. `submit` holds the same lock across
+//!   its whole framed write.
+//! - A ticker task runs only while the session had output or input in the last
+//!   [`AGENT_TICK_LINGER`] (or background work is alive): it calls `tick` every
+//!   [`AGENT_TICK_INTERVAL`] and probes descendants at most every [`BACKGROUND_PROBE_INTERVAL`].
+//!   An idle session has no task and no timer; reads ([`AgentLink::status`]) tick on demand.
+//! - Every engine event goes out as the WebSocket `{"type":"parsed","event":...}` frame and as
+//!   `pty-parsed {session_id, parsed}` on `/events`; the progress journal listens there for intents.
+//!
+//! Lock order: the session's screen lock, then the tracker lock; nothing takes them the other way.
+
+pub mod agent_tool;
+pub mod journal;
+pub mod probe;
+pub mod progress;
+pub mod spawn;
+pub mod state;
+pub mod submit;
+pub mod task_tool;
+pub mod tasks;
+pub mod tools;
+pub mod wait;
+
+pub use state::AgentsState;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use proto::session::ParsedEvent;
+use serde_json::json;
+use tokio::sync::{broadcast, watch};
+
+use crate::agent::adapters::{self, Adapter};
+use crate::agent::{AgentEvent, AgentStatus, AgentTracker, Screen};
+use crate::events::EventBus;
+use crate::limits::{AGENT_TICK_INTERVAL, AGENT_TICK_LINGER, BACKGROUND_PROBE_INTERVAL};
+use crate::session::SessionEvent;
+
+/// A copy of a screen: rows, cursor (row, col), alternate screen.
+type ShownScreen = (Vec<String>, (u16, u16), bool);
+
+/// The engine side of one session. Cheap to clone (one `Arc`).
+#[derive(Clone)]
+pub struct AgentLink {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for AgentLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentLink").field("session_id", &self.inner.session_id).finish_non_exhaustive()
+    }
+}
+
+struct Inner {
+    session_id: String,
+    /// The process whose descendants are probed for background work: the session's child when
+    /// it is the agent itself, or the agent a shell session runs in its foreground.
+    probe_root: Mutex<Option<u32>>,
+    /// A shell session's child (its foreground when no agent runs).
+    shell_pid: Option<u32>,
+    /// A shell session's PTY master, to see which process is in the foreground (an agent started
+    /// from the shell switches the adapter). Dropped when the session ends.
+    pty: Mutex<Option<std::os::fd::OwnedFd>>,
+    /// A shell session's latest screen (rows, cursor, alternate), re-read when the adapter changes.
+    last_screen: Mutex<Option<ShownScreen>>,
+    events: Arc<EventBus>,
+    live: broadcast::Sender<Arc<SessionEvent>>,
+    /// A std mutex held for microseconds, never across `.await`.
+    tracker: Mutex<AgentTracker>,
+    /// Held by every writer for the duration of one write, and by submit across its framed write.
+    writer: tokio::sync::Mutex<()>,
+    /// Bumped after every published batch of events; waiters re-check on a change.
+    version: watch::Sender<u64>,
+    ticking: AtomicBool,
+    /// The raw output cursor the engine has read up to.
+    fed: watch::Sender<u64>,
+    last_activity: Mutex<Instant>,
+}
+
+/// The adapter for a new session: the requested `agent_type`, else the program's file name.
+pub fn adapter_for(agent_type: Option<&str>, program: &str) -> Option<&'static Adapter> {
+    agent_type.and_then(adapters::by_id).or_else(|| adapters::by_binary(program))
+}
+
+impl AgentLink {
+    /// `child` is the session's process; `pty` a duplicate of its PTY master, used (for a shell
+    /// session, `adapter` None) to follow an agent started from the shell.
+    pub fn new(
+        session_id: &str,
+        adapter: Option<&'static Adapter>,
+        child: Option<u32>,
+        pty: Option<std::os::fd::OwnedFd>,
+        events: Arc<EventBus>,
+        live: broadcast::Sender<Arc<SessionEvent>>,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                session_id: session_id.to_owned(),
+                probe_root: Mutex::new(child.filter(|_| adapter.is_some())),
+                shell_pid: child.filter(|_| adapter.is_none()),
+                pty: Mutex::new(pty.filter(|_| adapter.is_none())),
+                last_screen: Mutex::new(None),
+                events,
+                live,
+                tracker: Mutex::new(AgentTracker::new(adapter)),
+                writer: tokio::sync::Mutex::new(()),
+                version: watch::channel(0).0,
+                ticking: AtomicBool::new(false),
+                fed: watch::channel(0).0,
+                last_activity: Mutex::new(Instant::now()),
+            }),
+        }
+    }
+
+    fn tracker(&self) -> MutexGuard<'_, AgentTracker> {
+        self.inner.tracker.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn adapter(&self) -> Option<&'static Adapter> {
+        self.tracker().adapter()
+    }
+
+    /// One batch of output and the screen after it (called by the screen follower, under the
+    /// screen lock); `cursor` is the raw output cursor just past `bytes`.
+    pub fn on_output(&self, bytes: &[u8], cursor: u64, screen: &Screen<'_>) {
+        let now = Instant::now();
+        let events = {
+            let mut tracker = self.tracker();
+            let mut events = tracker.on_output(bytes, now);
+            // Always advance `fed` with the tracker lock held: a submit reads both together.
+            events.extend(tracker.on_screen(screen, now));
+            if self.inner.shell_pid.is_some() {
+                let copy = (screen.rows.to_vec(), screen.cursor, screen.alternate);
+                *self.inner.last_screen.lock().unwrap_or_else(|e| e.into_inner()) = Some(copy);
+            }
+            self.inner.fed.send_replace(cursor);
+            events
+        };
+        self.publish(events);
+        self.activity(now);
+    }
+
+    /// Bytes a writer queued for the child (called under [`Self::writer`]).
+    pub fn on_input(&self, bytes: &[u8]) {
+        let now = Instant::now();
+        let events = self.tracker().on_input(bytes, now);
+        self.publish(events);
+        self.activity(now);
+    }
+
+    /// The writer lock every write holds.
+    pub async fn writer(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.inner.writer.lock().await
+    }
+
+    /// The engine's view now (silence timers advanced to this instant first).
+    pub fn status(&self) -> AgentStatus {
+        let (events, status) = {
+            let mut tracker = self.tracker();
+            let events = tracker.tick(Instant::now());
+            (events, tracker.snapshot())
+        };
+        self.publish(events);
+        status
+    }
+
+    /// Runs `f` on the tracker (after a tick), publishing what the tick changed.
+    pub fn with_tracker<T>(&self, f: impl FnOnce(&AgentTracker) -> T) -> T {
+        let (events, value) = {
+            let mut tracker = self.tracker();
+            let events = tracker.tick(Instant::now());
+            let value = f(&tracker);
+            (events, value)
+        };
+        self.publish(events);
+        value
+    }
+
+    /// The raw output cursor the engine has read up to.
+    pub fn fed(&self) -> u64 {
+        *self.inner.fed.borrow()
+    }
+
+    /// Changes whenever the engine read more output.
+    pub fn subscribe_fed(&self) -> watch::Receiver<u64> {
+        self.inner.fed.subscribe()
+    }
+
+    /// Changes whenever the engine published something.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.inner.version.subscribe()
+    }
+
+    fn publish(&self, events: Vec<AgentEvent>) {
+        if events.is_empty() {
+            return;
+        }
+        for event in events {
+            let value = serde_json::to_value(&event).unwrap_or_default();
+            self.inner
+                .events
+                .publish(proto::events::PTY_PARSED, &json!({"session_id": self.inner.session_id, "parsed": value}));
+            let _ = self.inner.live.send(Arc::new(SessionEvent::Parsed(ParsedEvent::Agent(value))));
+        }
+        self.inner.version.send_modify(|v| *v += 1);
+    }
+
+    fn activity(&self, now: Instant) {
+        *self.inner.last_activity.lock().unwrap_or_else(|e| e.into_inner()) = now;
+        if !self.inner.ticking.swap(true, Ordering::AcqRel)
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(ticker(self.clone()));
+        }
+    }
+
+    /// The session ended: let go of the PTY.
+    pub fn release(&self) {
+        self.inner.pty.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+
+    /// For a shell session: the agent now in the terminal's foreground, if any, becomes the
+    /// tracker's adapter (and the background probe's root); the shell again clears it.
+    fn follow_foreground(&self, now: Instant) {
+        let foreground = {
+            let pty = self.inner.pty.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(fd) = pty.as_ref() else { return };
+            probe::foreground(fd)
+        };
+        let Some(pid) = foreground else { return };
+        let adapter = if Some(pid) == self.inner.shell_pid { None } else { probe::agent_of(pid) };
+        *self.inner.probe_root.lock().unwrap_or_else(|e| e.into_inner()) = adapter.map(|_| pid);
+        let events = {
+            let mut tracker = self.tracker();
+            let changed = tracker.adapter().map(|a| a.id) != adapter.map(|a| a.id);
+            let mut events = tracker.set_adapter(adapter, now);
+            // The new adapter reads the screen already shown (the agent may be quiet now).
+            let shown = self.inner.last_screen.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            if let (true, Some((rows, cursor, alternate))) = (changed, shown) {
+                events.extend(tracker.on_screen(&Screen { rows: &rows, cursor, alternate }, now));
+            }
+            events
+        };
+        self.publish(events);
+    }
+
+    fn idle_for(&self, now: Instant) -> std::time::Duration {
+        now.saturating_duration_since(*self.inner.last_activity.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+/// Ticks while the session is active; stops itself once nothing is pending.
+async fn ticker(link: AgentLink) {
+    let mut last_probe: Option<Instant> = None;
+    loop {
+        tokio::time::sleep(AGENT_TICK_INTERVAL).await;
+        let now = Instant::now();
+        let events = link.tracker().tick(now);
+        link.publish(events);
+        let mut background = false;
+        if last_probe.is_none_or(|at| now.saturating_duration_since(at) >= BACKGROUND_PROBE_INTERVAL) {
+            last_probe = Some(now);
+            let probing = link.clone();
+            background = tokio::task::spawn_blocking(move || {
+                probing.follow_foreground(Instant::now());
+                let root = *probing.inner.probe_root.lock().unwrap_or_else(|e| e.into_inner());
+                root.is_some_and(probe::has_background_work)
+            })
+            .await
+            .unwrap_or(false);
+            if link.adapter().is_some() {
+                let events = link.tracker().set_background_work(background, Instant::now());
+                link.publish(events);
+            }
+        }
+        if background || link.idle_for(Instant::now()) < AGENT_TICK_LINGER {
+            continue;
+        }
+        link.inner.ticking.store(false, Ordering::Release);
+        // Activity that raced the stop restarts the loop instead of a second ticker.
+        if link.idle_for(Instant::now()) >= AGENT_TICK_LINGER || link.inner.ticking.swap(true, Ordering::AcqRel) {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,96 @@
+//! The `session` tool's agent-aware pieces: the `submit` action, the framed injection for
+//! prefill-only agents, and the agent fields of `status` / `wait`.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use serde_json::{Map, Value, json};
+
+use super::state::AgentCounters;
+use super::submit::{SubmitError, SubmitParams, submit as run_submit};
+use crate::agent::adapters::PromptDelivery;
+use crate::mcp::tools::session::session_error;
+use crate::mcp::tools::{CallContext, ToolError, to_value};
+use crate::session::Session;
+
+/// `session action=submit`.
+pub async fn submit(ctx: &CallContext, p: SubmitParams) -> Result<Value, ToolError> {
+    let session = ctx.app.sessions.resolve_live(&p.session_id).map_err(session_error)?;
+    let counters = &ctx.app.agents.counters;
+    AgentCounters::bump(&counters.submits);
+    let receipt = match run_submit(&session, &p.input, p.timeout_ms).await {
+        Ok(receipt) => receipt,
+        Err(SubmitError::Invalid(message)) => return Err(ToolError::new(message)),
+        Err(SubmitError::Refused(receipt)) => {
+            AgentCounters::bump(&counters.submits_refused);
+            let reason = receipt.reason.clone().unwrap_or_default();
+            let Value::Object(fields) = to_value(&*receipt)? else { unreachable!("a receipt is an object") };
+            let mut error = ToolError::new(format!("session action=submit refused before writing: {reason}"));
+            for (key, value) in fields.into_iter().filter(|(k, _)| k != "error") {
+                error = error.with(&key, value);
+            }
+            return Err(error);
+        }
+    };
+    if receipt.acknowledged {
+        AgentCounters::bump(&counters.submits_acknowledged);
+    }
+    if let Some(description) = p.pty_description {
+        ctx.app.mcp.set_pty_description(&ctx.app, &session.id, description);
+    }
+    to_value(&receipt)
+}
+
+/// Whether the session runs an agent whose composer takes text + Enter only as a framed injection.
+pub fn prefill_only(session: &Session) -> bool {
+    session.agent.adapter().is_some_and(|a| a.prompt_delivery == PromptDelivery::Deferred)
+}
+
+/// The legacy framed injection (Ctrl-U, bracketed paste when multiline, the gap, Enter) under the
+/// writer lock, without submit's idle check or receipt.
+pub async fn inject(session: &Arc<Session>, text: &str) -> Result<(), ToolError> {
+    let plan = crate::agent::submit::plan(session.agent.adapter(), text);
+    let _writer = session.agent.writer().await;
+    session.write_held(Bytes::from(plan.before_enter)).await.map_err(session_error)?;
+    tokio::time::sleep(plan.gap).await;
+    session.write_held(Bytes::from_static(plan.enter)).await.map_err(session_error)
+}
+
+/// Copies `agent_state` and `background_work` from a `SessionInfo`'s `state` to the top level,
+/// where `list` has them too.
+pub fn lift_state(value: &mut Value) {
+    let Value::Object(map) = value else { return };
+    let lifted: Map<String, Value> = map
+        .get("state")
+        .and_then(Value::as_object)
+        .map(|state| {
+            ["agent_state", "background_work"]
+                .iter()
+                .filter_map(|k| state.get(*k).map(|v| ((*k).to_owned(), v.clone())))
+                .collect()
+        })
+        .unwrap_or_default();
+    map.extend(lifted);
+}
+
+/// The `wait` answer for an agent session.
+pub fn wait_answer(session: &Session, met: bool, timeout_ms: u64) -> Result<Value, ToolError> {
+    let status = session.agent.status();
+    let mut answer = json!({"met": met, "timed_out": !met, "until": "idle", "timeout_ms": timeout_ms});
+    let map = answer.as_object_mut().expect("object");
+    if let Some(state) = status.shell_state {
+        map.insert("shell_state".into(), to_value(&state)?);
+    }
+    if let Some(state) = status.agent_state {
+        map.insert("agent_state".into(), to_value(&state)?);
+    }
+    map.insert("idle_confirmed".into(), Value::Bool(status.idle_confirmed));
+    map.insert("turn_epoch".into(), json!(status.turn_epoch));
+    if let Some(items) = status.suggested_actions {
+        map.insert("suggested_actions".into(), json!(items));
+    }
+    if let Some(code) = session.exit_info().and_then(|e| e.exit_code) {
+        map.insert("exit_code".into(), json!(code));
+    }
+    Ok(answer)
+}

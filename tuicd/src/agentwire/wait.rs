@@ -1,0 +1,39 @@
+//! `session action=wait until=idle` for a session running a detected agent: a *confirmed* idle
+//! (a marker or a stable ready prompt, not silence alone), an open question, or the exit.
+
+use std::time::{Duration, Instant};
+
+use crate::agent::AgentState;
+use crate::limits::AGENT_TICK_INTERVAL;
+use crate::session::{Session, WaitOutcome};
+
+/// Whether the agent is where a waiter for idle should be woken.
+pub fn settled(session: &Session) -> bool {
+    if session.exit_info().is_some() {
+        return true;
+    }
+    let status = session.agent.status();
+    status.idle_confirmed || status.agent_state == Some(AgentState::AwaitingInput)
+}
+
+/// Waits until [`settled`] or `timeout`. Re-checks on every engine change and on the tick interval
+/// (silence timers resolve on reads), only while someone waits.
+pub async fn wait_settled(session: &Session, timeout: Duration) -> WaitOutcome {
+    let deadline = Instant::now() + timeout;
+    let mut changes = session.agent.subscribe();
+    loop {
+        if settled(session) {
+            return WaitOutcome::Reached;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return WaitOutcome::TimedOut;
+        }
+        let wake = (now + AGENT_TICK_INTERVAL).min(deadline);
+        tokio::select! {
+            () = tokio::time::sleep_until(wake.into()) => {}
+            _ = changes.changed() => {}
+            () = session.finished() => {}
+        }
+    }
+}
