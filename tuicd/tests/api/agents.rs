@@ -27,40 +27,6 @@ async fn wait_idle(daemon: &Daemon, id: &str) -> Value {
     waited
 }
 
-/// Reads SSE messages as (id, event, data) until `stop` says enough.
-pub async fn read_events(
-    response: reqwest::Response,
-    stop: impl Fn(&[(u64, String, Value)]) -> bool,
-) -> Vec<(u64, String, Value)> {
-    use futures_util::StreamExt;
-    let mut body = response.bytes_stream();
-    let mut buffer = String::new();
-    let mut events = Vec::new();
-    while !stop(&events) {
-        let chunk = tokio::time::timeout(DEADLINE, body.next()).await.expect("an event in time").unwrap().unwrap();
-        buffer.push_str(std::str::from_utf8(&chunk).unwrap());
-        while let Some(end) = buffer.find("\n\n") {
-            let message: String = buffer.drain(..end + 2).collect();
-            let (mut id, mut kind, mut data) = (None, None, String::new());
-            for line in message.lines() {
-                if let Some(v) = line.strip_prefix("id: ") {
-                    id = v.parse().ok();
-                }
-                if let Some(v) = line.strip_prefix("event: ") {
-                    kind = Some(v.to_owned());
-                }
-                if let Some(v) = line.strip_prefix("data: ") {
-                    data.push_str(v);
-                }
-            }
-            if let (Some(id), Some(kind)) = (id, kind) {
-                events.push((id, kind, serde_json::from_str(&data).unwrap_or(Value::Null)));
-            }
-        }
-    }
-    events
-}
-
 #[tokio::test]
 async fn agent_fake_turn_cycle_submit_wait_question_and_completion() {
     let daemon = Daemon::start().await;

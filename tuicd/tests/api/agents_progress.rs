@@ -45,7 +45,7 @@ async fn agent_progress_is_journaled_with_intents_and_survives_a_restart() {
     let events = daemon.client.get(Daemon::url("/events?types=progress-recorded")).send().await.unwrap();
     let (is_error, done) = report(&daemon, &tuic, json!({"type": "done", "text": "parser builds", "step": "1"})).await;
     assert!(!is_error, "{done}");
-    let recorded = crate::agents::read_events(events, |e| e.iter().any(|(_, _, d)| d["type"] == json!("done"))).await;
+    let recorded = read_events(events, |e| e.iter().any(|(_, _, d)| d["type"] == json!("done"))).await;
     let recorded = recorded.into_iter().find(|(_, _, d)| d["type"] == json!("done")).unwrap().2;
     assert_eq!((recorded["text"].clone(), recorded["id"].clone()), (json!("parser builds"), done["id"].clone()));
     assert_eq!((done["agent"].clone(), done["project"].clone()), (json!("parser-bot"), json!(project)));

@@ -5,7 +5,7 @@ use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::agents::{fake_agent, read_events};
+use crate::agents::fake_agent;
 use crate::harness::*;
 use crate::mcp_client::*;
 use crate::stream::connect;

@@ -251,3 +251,37 @@ pub fn quick_hash(password: &str) -> String {
 
 /// Deep-merges `patch` into `base` (objects key by key): the daemon's own rule.
 pub use tuicd::config::merge::deep_merge as merge;
+
+/// Reads SSE messages as (id, event, data) until `stop` says enough.
+pub async fn read_events(
+    response: reqwest::Response,
+    stop: impl Fn(&[(u64, String, Value)]) -> bool,
+) -> Vec<(u64, String, Value)> {
+    use futures_util::StreamExt;
+    let mut body = response.bytes_stream();
+    let mut buffer = String::new();
+    let mut events = Vec::new();
+    while !stop(&events) {
+        let chunk = tokio::time::timeout(DEADLINE, body.next()).await.expect("an event in time").unwrap().unwrap();
+        buffer.push_str(std::str::from_utf8(&chunk).unwrap());
+        while let Some(end) = buffer.find("\n\n") {
+            let message: String = buffer.drain(..end + 2).collect();
+            let (mut id, mut kind, mut data) = (None, None, String::new());
+            for line in message.lines() {
+                if let Some(v) = line.strip_prefix("id: ") {
+                    id = v.parse().ok();
+                }
+                if let Some(v) = line.strip_prefix("event: ") {
+                    kind = Some(v.to_owned());
+                }
+                if let Some(v) = line.strip_prefix("data: ") {
+                    data.push_str(v);
+                }
+            }
+            if let (Some(id), Some(kind)) = (id, kind) {
+                events.push((id, kind, serde_json::from_str(&data).unwrap_or(Value::Null)));
+            }
+        }
+    }
+    events
+}

@@ -1,9 +1,9 @@
 //! `/stats`, `/metrics`, `/process/*`, `/diagnostics/capture` and the session events on `/events`.
 
 use reqwest::StatusCode;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::harness::{DEADLINE, Daemon, wait_until};
+use crate::harness::{DEADLINE, Daemon, read_events, wait_until};
 use crate::session_util::{create_id, wait_exited, wait_text, write};
 
 #[tokio::test]
@@ -79,40 +79,6 @@ async fn capture_records_both_directions_with_their_boundaries() {
     assert!(records.windows(2).all(|w| w[0].micros <= w[1].micros));
     let (_, state) = daemon.post("/diagnostics/capture", json!({"enabled": false})).await;
     assert_eq!(state["enabled"], false);
-}
-
-/// Reads SSE messages (`id`, `event`, parsed `data`) until `stop` says so.
-async fn read_events(
-    response: reqwest::Response,
-    stop: impl Fn(&[(u64, String, Value)]) -> bool,
-) -> Vec<(u64, String, Value)> {
-    use futures_util::StreamExt;
-    let mut body = response.bytes_stream();
-    let mut buffer = String::new();
-    let mut events = Vec::new();
-    while !stop(&events) {
-        let chunk = tokio::time::timeout(DEADLINE, body.next()).await.expect("an event in time").unwrap().unwrap();
-        buffer.push_str(std::str::from_utf8(&chunk).unwrap());
-        while let Some(end) = buffer.find("\n\n") {
-            let message: String = buffer.drain(..end + 2).collect();
-            let (mut id, mut kind, mut data) = (None, None, String::new());
-            for line in message.lines() {
-                if let Some(v) = line.strip_prefix("id: ") {
-                    id = v.parse().ok();
-                }
-                if let Some(v) = line.strip_prefix("event: ") {
-                    kind = Some(v.to_owned());
-                }
-                if let Some(v) = line.strip_prefix("data: ") {
-                    data.push_str(v);
-                }
-            }
-            if let (Some(id), Some(kind)) = (id, kind) {
-                events.push((id, kind, serde_json::from_str(&data).unwrap_or(Value::Null)));
-            }
-        }
-    }
-    events
 }
 
 #[tokio::test]
