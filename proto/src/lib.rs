@@ -6,6 +6,7 @@
 pub mod error;
 pub mod events;
 pub mod health;
+pub mod paths;
 pub mod session;
 
 pub use error::{ErrorBody, ErrorCode};

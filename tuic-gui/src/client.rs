@@ -16,13 +16,16 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 /// Commands queued from the UI; a burst beyond it is dropped with a visible error.
 const COMMAND_QUEUE: usize = 64;
 
+/// The default instance's socket, by the daemon's own rules (`proto::paths`).
 pub fn default_socket() -> PathBuf {
-    let base = std::env::var_os("XDG_CONFIG_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
-        .unwrap_or_else(|| PathBuf::from("/"));
-    base.join("tuic").join("mcp.sock")
+    let xdg = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from);
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let config_dir = proto::paths::config_dir_from(xdg.as_deref(), home.as_deref());
+    proto::paths::socket_path(
+        &config_dir,
+        None,
+        &proto::paths::short_socket_dir(&std::env::temp_dir(), rustix::process::getuid().as_raw()),
+    )
 }
 
 #[derive(Debug, Clone, Default)]
