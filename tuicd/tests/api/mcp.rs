@@ -129,28 +129,11 @@ async fn get_needs_the_session_header_and_delete_ends_the_session() {
 async fn the_get_stream_announces_tools_list_changed_after_a_config_change() {
     let daemon = Daemon::start().await;
     let session = initialize(&daemon, &[]).await.session().unwrap();
-    let response = daemon
-        .client
-        .get(Daemon::url("/mcp"))
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", &session)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    assert_eq!(response.headers()["content-type"], "text/event-stream");
-    let mut body = response.bytes_stream();
-    // The stream is open once its first comment arrives; only then can it miss nothing.
-    let first = tokio::time::timeout(DEADLINE, body.next()).await.unwrap().unwrap().unwrap();
-    assert!(String::from_utf8_lossy(&first).starts_with(':'));
+    let mut body = open_stream(&daemon, &session).await;
     let all = ["session", "agent", "task", "progress", "repo", "config", "debug"];
     let (status, _) = daemon.put("/config", json!({"disabled_native_tools": all})).await;
     assert_eq!(status, StatusCode::OK);
-    let mut seen = String::new();
-    while !seen.contains("notifications/tools/list_changed") {
-        let chunk = tokio::time::timeout(DEADLINE, body.next()).await.expect("list_changed arrives").unwrap().unwrap();
-        seen.push_str(&String::from_utf8_lossy(&chunk));
-    }
+    read_until(&mut body, "notifications/tools/list_changed", "list_changed arrives").await;
     let listed = rpc(&daemon, "tools/list", json!({}), &[]).await;
     assert_eq!(listed.body["result"]["tools"], json!([]));
     let refused = rpc(&daemon, "tools/call", json!({"name": "session", "arguments": {"action": "list"}}), &[]).await;
@@ -187,30 +170,12 @@ async fn tools_list_shows_the_session_tool_with_a_flat_derived_schema() {
 async fn a_reconnecting_get_supersedes_the_old_stream_without_losing_its_own() {
     let daemon = Daemon::start().await;
     let session = initialize(&daemon, &[]).await.session().unwrap();
-    let open = || async {
-        let response = daemon
-            .client
-            .get(Daemon::url("/mcp"))
-            .header("accept", "text/event-stream")
-            .header("mcp-session-id", &session)
-            .send()
-            .await
-            .unwrap();
-        let mut body = response.bytes_stream();
-        let first = tokio::time::timeout(DEADLINE, body.next()).await.unwrap().unwrap().unwrap();
-        assert!(String::from_utf8_lossy(&first).starts_with(':'));
-        body
-    };
+    let open = || open_stream(&daemon, &session);
     let mut old = open().await;
     let mut new = open().await;
     // The superseded stream ends; its teardown must not take the new stream's sender with it.
     let ended = tokio::time::timeout(DEADLINE, async { while let Some(Ok(_)) = old.next().await {} }).await;
     assert!(ended.is_ok(), "the superseded stream did not end");
     daemon.put("/config", json!({"disabled_native_tools": ["session"]})).await;
-    let mut seen = String::new();
-    while !seen.contains("notifications/tools/list_changed") {
-        let chunk =
-            tokio::time::timeout(DEADLINE, new.next()).await.expect("the new stream still delivers").unwrap().unwrap();
-        seen.push_str(&String::from_utf8_lossy(&chunk));
-    }
+    read_until(&mut new, "notifications/tools/list_changed", "the new stream still delivers").await;
 }

@@ -76,3 +76,40 @@ pub async fn fails(daemon: &Daemon, tool: &str, args: Value) -> String {
     assert!(is_error, "{tool} {args} should have failed: {value}");
     value["error"].as_str().unwrap().to_owned()
 }
+
+/// Opens `GET /mcp` for `session` and waits for its opening comment: from then on the stream
+/// misses nothing.
+pub async fn open_stream(
+    daemon: &Daemon,
+    session: &str,
+) -> impl futures_util::Stream<Item = reqwest::Result<bytes::Bytes>> + Unpin + use<> {
+    use futures_util::StreamExt;
+    let response = daemon
+        .client
+        .get(Daemon::url("/mcp"))
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), reqwest::StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let mut body = response.bytes_stream();
+    let first = tokio::time::timeout(crate::harness::DEADLINE, body.next()).await.unwrap().unwrap().unwrap();
+    assert!(String::from_utf8_lossy(&first).starts_with(':'));
+    body
+}
+
+/// Reads `stream` until `needle` has arrived, failing with `what` after the deadline.
+pub async fn read_until(
+    stream: &mut (impl futures_util::Stream<Item = reqwest::Result<bytes::Bytes>> + Unpin),
+    needle: &str,
+    what: &str,
+) {
+    use futures_util::StreamExt;
+    let mut seen = String::new();
+    while !seen.contains(needle) {
+        let chunk = tokio::time::timeout(crate::harness::DEADLINE, stream.next()).await.expect(what).unwrap().unwrap();
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+}
