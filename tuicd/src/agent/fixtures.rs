@@ -1,7 +1,7 @@
 //! Replays the recorded screens under `tuicd/tests/fixtures/agents/` through the real tracker
 //! (format: `tuicd/tests/fixtures/agents/README.md`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::adapters::by_id;
@@ -88,20 +88,7 @@ fn replay(agent: &str, fixture: &Fixture) -> AgentTracker {
     tracker
 }
 
-fn fixture_files() -> Vec<(String, PathBuf)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agents");
-    let mut files = Vec::new();
-    for agent in std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()) {
-        let name = agent.file_name().unwrap().to_string_lossy().into_owned();
-        for file in std::fs::read_dir(&agent).unwrap().map(|e| e.unwrap().path()) {
-            if matches!(file.extension().and_then(|e| e.to_str()), Some("screen" | "stream")) {
-                files.push((name.clone(), file));
-            }
-        }
-    }
-    files.sort();
-    files
-}
+include!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/agents/files.rs"));
 
 #[test]
 fn every_recorded_screen_gives_its_expected_state() {

@@ -52,13 +52,11 @@ pub async fn post(app: &App, caller: &Caller, req: Request) -> ApiResult {
                 return Ok(session_failure(e));
             }
             let handled = protocol::handle(app, meta, &id, &method, params).await;
-            let mut response = json_response(StatusCode::OK, &handled.message);
-            if let Some(session) = handled.session_id
-                && let Ok(value) = HeaderValue::from_str(&session)
-            {
-                response.headers_mut().insert(SESSION_HEADER, value);
-            }
-            Ok(response)
+            let response = json_response(StatusCode::OK, &handled.message);
+            Ok(match handled.session_id {
+                Some(session) => with_session_header(response, &session),
+                None => response,
+            })
         }
     }
 }
@@ -78,13 +76,9 @@ pub async fn get(app: &App, caller: &Caller, req: Request) -> ApiResult {
         Ok(claim) => claim,
         Err(e) => return Ok(session_failure(e)),
     };
-    let (tx, rx) = mpsc::channel::<Bytes>(super::super::limits::MCP_STREAM_QUEUE);
+    let (tx, rx) = mpsc::channel::<Bytes>(crate::limits::MCP_STREAM_QUEUE);
     tokio::spawn(pump(app.clone(), session.clone(), claim, tx));
-    let mut response = sse_response(rx);
-    if let Ok(value) = HeaderValue::from_str(&session) {
-        response.headers_mut().insert(SESSION_HEADER, value);
-    }
-    Ok(response)
+    Ok(with_session_header(sse_response(rx), &session))
 }
 
 pub async fn delete(app: &App, caller: &Caller, req: Request) -> ApiResult {
@@ -263,4 +257,12 @@ mod tests {
         assert!(foreign_origin_or_host(&Caller::ipc(), &headers(&[("host", "anything")])).is_none());
         assert!(foreign_origin_or_host(&tcp(), &headers(&[("host", "[::1]:80")])).is_none());
     }
+}
+
+/// Names the protocol session a response belongs to (`mcp-session-id`).
+fn with_session_header(mut response: Response, session: &str) -> Response {
+    if let Ok(value) = HeaderValue::from_str(session) {
+        response.headers_mut().insert(SESSION_HEADER, value);
+    }
+    response
 }

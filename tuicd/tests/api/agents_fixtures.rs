@@ -4,7 +4,7 @@
 //! once every idle and ready timer has passed. The unit replay in `agent/fixtures.rs` drives the
 //! tracker by hand; this one proves the session wiring reads the same screens the same way.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -64,20 +64,7 @@ fn drawing(fixture: &Fixture) -> (Vec<u8>, u16, u16) {
     (out.into_bytes(), rows, cols)
 }
 
-fn fixture_files() -> Vec<(String, PathBuf)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agents");
-    let mut files = Vec::new();
-    for agent in std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()) {
-        let name = agent.file_name().unwrap().to_string_lossy().into_owned();
-        for file in std::fs::read_dir(&agent).unwrap().map(|e| e.unwrap().path()) {
-            if matches!(file.extension().and_then(|e| e.to_str()), Some("screen" | "stream")) {
-                files.push((name.clone(), file));
-            }
-        }
-    }
-    files.sort();
-    files
-}
+include!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/agents/files.rs"));
 
 #[tokio::test]
 async fn agent_recorded_screens_give_their_expected_state_through_the_daemon() {
