@@ -19,8 +19,6 @@ pub const SHUTDOWN_DRAIN: Duration = Duration::from_secs(10);
 /// Unix socket bind: attempts, and the pause between them. Each attempt removes a stale file.
 pub const SOCKET_BIND_ATTEMPTS: u32 = 3;
 pub const SOCKET_BIND_RETRY: Duration = Duration::from_millis(100);
-/// `sun_path` is 104 bytes on macOS and 108 on Linux; paths are kept under the smaller.
-pub const SOCKET_PATH_MAX: usize = 104;
 /// How long `tuicd status` and the liveness probe wait for a daemon to answer.
 pub const SOCKET_PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 

@@ -4,8 +4,6 @@
 
 use std::path::{Path, PathBuf};
 
-pub use proto::paths::{SOCKET_FILE, SOCKET_PATH_MAX};
-
 pub const CONFIG_FILE: &str = "config.json";
 
 /// `$XDG_CONFIG_HOME/tuic`, else `~/.config/tuic`.
@@ -16,7 +14,7 @@ pub fn default_config_dir() -> PathBuf {
 }
 
 /// The per-user directory holding short socket paths (created 0700 when binding).
-pub fn short_socket_dir() -> PathBuf {
+fn short_socket_dir() -> PathBuf {
     proto::paths::short_socket_dir(&std::env::temp_dir(), rustix::process::getuid().as_raw())
 }
 
