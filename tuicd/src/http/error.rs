@@ -28,10 +28,6 @@ pub enum ApiError {
     #[error("{0} is only allowed from this machine (loopback), not over remote access")]
     LoopbackOnly(String),
     #[error("{0}")]
-    Forbidden(String),
-    #[error("{0}")]
-    Conflict(String),
-    #[error("{0}")]
     Gone(String),
     #[error("{0}")]
     SessionLimit(String),
@@ -59,8 +55,6 @@ impl ApiError {
             Unauthorized(_) => (StatusCode::UNAUTHORIZED, ErrorCode::Unauthorized),
             TooManyRequests { .. } => (StatusCode::TOO_MANY_REQUESTS, ErrorCode::TooManyRequests),
             LoopbackOnly(_) => (StatusCode::FORBIDDEN, ErrorCode::LoopbackOnly),
-            Forbidden(_) => (StatusCode::FORBIDDEN, ErrorCode::Forbidden),
-            Conflict(_) => (StatusCode::CONFLICT, ErrorCode::Conflict),
             Gone(_) => (StatusCode::GONE, ErrorCode::Gone),
             SessionLimit(_) => (StatusCode::TOO_MANY_REQUESTS, ErrorCode::SessionLimit),
             Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, ErrorCode::Unavailable),
