@@ -11,6 +11,7 @@ pub mod limits;
 pub mod mcp;
 pub mod messaging;
 pub mod paths;
+pub mod peers;
 pub mod routes;
 pub mod server;
 pub mod session;

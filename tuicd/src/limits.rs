@@ -113,11 +113,16 @@ pub const LIFECYCLE_SUMMARY_MAX_CHARS: usize = 240;
 /// Entries one terminal's injection FIFO (peer messages plus user commands) holds; the oldest peer
 /// entry is dropped beyond it, which loses nothing because the inbox stays authoritative.
 pub const INJECTION_QUEUE_CAPACITY: usize = 256;
+/// A peer identity's owning MCP session counts as live (not reclaimable by another bridge) while
+/// it holds a GET stream or made a request within this grace (the seed's MCP_OWNER_ACTIVITY_GRACE).
+pub const MCP_OWNER_ACTIVITY_GRACE: Duration = Duration::from_secs(6);
 /// MCP: how long a protocol session may sit unused before the reaper forgets it. Clients such as
 /// the conformance suite never DELETE, so without expiry sessions would pile up forever.
 pub const MCP_SESSION_IDLE_TTL: Duration = Duration::from_secs(60 * 60);
 /// MCP: how often the reaper looks for idle sessions. Expiry is therefore late by at most this.
 pub const MCP_REAPER_INTERVAL: Duration = Duration::from_secs(60);
+/// MCP: the reaper never runs more often than this, whatever a (test-only) short TTL asks.
+pub const MCP_REAPER_MIN_INTERVAL: Duration = Duration::from_millis(100);
 /// MCP: most protocol sessions held at once. At the cap, minting one more evicts the least
 /// recently used session that has no live GET stream (or refuses with 503 when all have one).
 pub const MCP_MAX_SESSIONS: usize = 4096;

@@ -28,6 +28,9 @@ struct Cli {
     /// Outer request deadline in ms (tests only; the default is 301 s).
     #[arg(long, env = "TUIC_REQUEST_TIMEOUT_MS", hide = true)]
     request_timeout_ms: Option<u64>,
+    /// Idle MCP protocol session lifetime in ms (tests only; the default is one hour).
+    #[arg(long, env = "TUIC_MCP_SESSION_TTL_MS", hide = true)]
+    mcp_session_ttl_ms: Option<u64>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -70,6 +73,9 @@ fn main() -> ExitCode {
                     .request_timeout_ms
                     .map_or(limits::REQUEST_TIMEOUT, std::time::Duration::from_millis),
                 port_override: cli.port,
+                mcp_session_ttl: cli
+                    .mcp_session_ttl_ms
+                    .map_or(limits::MCP_SESSION_IDLE_TTL, std::time::Duration::from_millis),
             };
             runtime.block_on(serve(options))
         }

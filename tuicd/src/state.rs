@@ -38,6 +38,8 @@ pub struct Shared {
     pub mcp: McpState,
     /// Spawned agents, task handles, the progress journal (see [`crate::agentwire`]).
     pub agents: crate::agentwire::AgentsState,
+    /// Peer identities, inboxes and delivery (see [`crate::peers`]).
+    pub peers: crate::peers::Peers,
     /// Flips to true once when the daemon starts shutting down; long-lived streams end on it.
     pub shutdown: watch::Receiver<bool>,
     pub request_timeout: Duration,

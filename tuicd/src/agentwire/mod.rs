@@ -14,7 +14,13 @@
 //! - Every engine event goes out as the WebSocket `{"type":"parsed","event":...}` frame and as
 //!   `pty-parsed {session_id, parsed}` on `/events`; the progress journal listens there for intents.
 //!
-//! Lock order: the session's screen lock, then the tracker lock; nothing takes them the other way.
+//! - Every change of (agent_state, ready) leaves as one [`LifecycleEdge`] on the daemon's
+//!   [`EdgeSink`], sent while the tracker lock is held (so in order); the registry adds the
+//!   session's end. The peer-messaging layer ([`crate::peers`]) drives injection, wake notices
+//!   and child lifecycle mail from them.
+//!
+//! Lock order: the session's screen lock, then the tracker lock, then `last_edge`; nothing takes
+//! them the other way.
 
 pub mod agent_tool;
 pub mod journal;
@@ -30,6 +36,7 @@ pub mod wait;
 
 pub use state::AgentsState;
 
+use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
@@ -39,13 +46,77 @@ use serde_json::json;
 use tokio::sync::{broadcast, watch};
 
 use crate::agent::adapters::{self, Adapter};
-use crate::agent::{AgentEvent, AgentStatus, AgentTracker, Screen};
+use crate::agent::{AgentEvent, AgentState, AgentStatus, AgentTracker, Screen};
 use crate::events::EventBus;
 use crate::limits::{AGENT_TICK_INTERVAL, AGENT_TICK_LINGER, BACKGROUND_PROBE_INTERVAL};
 use crate::session::SessionEvent;
 
 /// A copy of a screen: rows, cursor (row, col), alternate screen.
 type ShownScreen = (Vec<String>, (u16, u16), bool);
+
+/// What the messaging layer reacts to: a session's agent lifecycle or readiness changed, or the
+/// session ended. Sent in order, at most once per change, by the one thread holding the tracker
+/// lock (or by the registry's retire for the end).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LifecycleEdge {
+    pub session_id: String,
+    pub tuic_session: String,
+    pub kind: EdgeKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EdgeKind {
+    /// The agent's canonical state, and whether a typed turn may go in now (confirmed idle or
+    /// completed, empty composer, no question): the same test `session action=submit` applies.
+    Agent {
+        state: Option<AgentState>,
+        ready: bool,
+    },
+    Exited {
+        exit_code: Option<i32>,
+    },
+}
+
+/// Where edges go: one unbounded channel per daemon (edges are rare: one per state change).
+pub type EdgeSink = tokio::sync::mpsc::UnboundedSender<LifecycleEdge>;
+
+/// The tracker lock: on release, reports an [`EdgeKind::Agent`] edge if the lifecycle or
+/// readiness moved, while the lock is still held so edges leave in the order they happened.
+struct TrackerGuard<'a> {
+    tracker: MutexGuard<'a, AgentTracker>,
+    inner: &'a Inner,
+}
+
+impl Deref for TrackerGuard<'_> {
+    type Target = AgentTracker;
+    fn deref(&self) -> &AgentTracker {
+        &self.tracker
+    }
+}
+
+impl DerefMut for TrackerGuard<'_> {
+    fn deref_mut(&mut self) -> &mut AgentTracker {
+        &mut self.tracker
+    }
+}
+
+impl Drop for TrackerGuard<'_> {
+    fn drop(&mut self) {
+        let Some(sink) = &self.inner.edges else { return };
+        let state = self.tracker.snapshot_state();
+        let ready = state.is_some() && self.tracker.check_submit().is_ok();
+        let mut last = self.inner.last_edge.lock().unwrap_or_else(|e| e.into_inner());
+        if *last == (state, ready) {
+            return;
+        }
+        *last = (state, ready);
+        let _ = sink.send(LifecycleEdge {
+            session_id: self.inner.session_id.clone(),
+            tuic_session: self.inner.tuic_session.clone(),
+            kind: EdgeKind::Agent { state, ready },
+        });
+    }
+}
 
 /// The engine side of one session. Cheap to clone (one `Arc`).
 #[derive(Clone)]
@@ -61,6 +132,10 @@ impl std::fmt::Debug for AgentLink {
 
 struct Inner {
     session_id: String,
+    tuic_session: String,
+    edges: Option<EdgeSink>,
+    /// The last (state, ready) reported on `edges`; written under the tracker lock.
+    last_edge: Mutex<(Option<AgentState>, bool)>,
     /// The process whose descendants are probed for background work: the session's child when
     /// it is the agent itself, or the agent a shell session runs in its foreground.
     probe_root: Mutex<Option<u32>>,
@@ -94,16 +169,21 @@ impl AgentLink {
     /// `child` is the session's process; `pty` a duplicate of its PTY master, used (for a shell
     /// session, `adapter` None) to follow an agent started from the shell.
     pub fn new(
-        session_id: &str,
+        ids: (&str, &str),
         adapter: Option<&'static Adapter>,
         child: Option<u32>,
         pty: Option<std::os::fd::OwnedFd>,
         events: Arc<EventBus>,
+        edges: Option<EdgeSink>,
         live: broadcast::Sender<Arc<SessionEvent>>,
     ) -> Self {
+        let (session_id, tuic_session) = ids;
         Self {
             inner: Arc::new(Inner {
                 session_id: session_id.to_owned(),
+                tuic_session: tuic_session.to_owned(),
+                edges,
+                last_edge: Mutex::new((None, false)),
                 probe_root: Mutex::new(child.filter(|_| adapter.is_some())),
                 shell_pid: child.filter(|_| adapter.is_none()),
                 pty: Mutex::new(pty.filter(|_| adapter.is_none())),
@@ -120,8 +200,8 @@ impl AgentLink {
         }
     }
 
-    fn tracker(&self) -> MutexGuard<'_, AgentTracker> {
-        self.inner.tracker.lock().unwrap_or_else(|e| e.into_inner())
+    fn tracker(&self) -> TrackerGuard<'_> {
+        TrackerGuard { tracker: self.inner.tracker.lock().unwrap_or_else(|e| e.into_inner()), inner: &self.inner }
     }
 
     pub fn adapter(&self) -> Option<&'static Adapter> {

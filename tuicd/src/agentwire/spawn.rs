@@ -17,6 +17,7 @@ use crate::agent::launch::{self, ArgvSource, DescriptionParam};
 use crate::limits::{DEFERRED_PROMPT_WATCHDOG, TASK_POLL_INTERVAL_MS};
 use crate::mcp::tools::session::session_error;
 use crate::mcp::tools::{CallContext, ToolError, run_blocking};
+use crate::messaging::{SpawnLink, TransportId, child_prompt_instruction};
 use crate::session::Session;
 use crate::state::App;
 
@@ -84,7 +85,13 @@ fn resolve_agent(p: &Spawn) -> Result<(String, Option<&'static Adapter>), ToolEr
 pub async fn spawn(ctx: &CallContext, p: Spawn) -> Result<Value, ToolError> {
     let app = ctx.app.clone();
     let (program, adapter) = resolve_agent(&p)?;
-    let plan = launch::plan(adapter, &p.args, &p.prompt, p.model.as_deref(), ArgvSource::Caller);
+    // A registered caller becomes the child's parent: the prompt names it and how to report.
+    let transport = TransportId::new(ctx.mcp_session.clone().unwrap_or_default());
+    let prompt = match app.peers.messaging.identity_of(&transport) {
+        Some(parent) => format!("{}\n\n{}", p.prompt, child_prompt_instruction(parent)),
+        None => p.prompt.clone(),
+    };
+    let plan = launch::plan(adapter, &p.args, &prompt, p.model.as_deref(), ArgvSource::Caller);
     let description = match &p.pty_description {
         None => DescriptionParam::Absent,
         Some(None) => DescriptionParam::Clear,
@@ -131,6 +138,10 @@ pub async fn spawn(ctx: &CallContext, p: Spawn) -> Result<Value, ToolError> {
     };
     let sessions = app.sessions.clone();
     app.agents.record_spawn(&session.id, info, |id| sessions.resolve(id).is_ok());
+    let link = match uuid::Uuid::parse_str(&session.tuic_session) {
+        Ok(child) => app.peers.messaging.record_spawn(&transport, child, Some(name.clone())),
+        Err(_) => SpawnLink { parent_session_id: None, warning: None },
+    };
     if let Some(description) = pty_description.clone() {
         app.mcp.set_pty_description(&app, &session.id, Some(description));
     }
@@ -152,6 +163,12 @@ pub async fn spawn(ctx: &CallContext, p: Spawn) -> Result<Value, ToolError> {
     }
     if let Some(description) = pty_description {
         answer["pty_description"] = json!(description);
+    }
+    if let Some(parent) = link.parent_session_id {
+        answer["parent_session_id"] = json!(parent);
+    }
+    if let Some(warning) = link.warning {
+        answer["communication_warning"] = json!(warning);
     }
     if plan.model_ignored {
         answer["launch_warning"] = json!("model was not passed: tuicd knows no model flag for this agent");

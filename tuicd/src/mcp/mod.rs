@@ -15,7 +15,9 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use crate::config::AppConfig;
-use crate::limits::{MCP_REAPER_INTERVAL, MCP_SESSION_IDLE_TTL};
+use std::time::Duration;
+
+use crate::limits::{MCP_REAPER_INTERVAL, MCP_REAPER_MIN_INTERVAL};
 use crate::state::App;
 use sessions::ProtocolSessions;
 
@@ -73,20 +75,26 @@ impl McpState {
     }
 }
 
-/// Forgets idle protocol sessions every [`MCP_REAPER_INTERVAL`] until shutdown.
-pub fn spawn_reaper(app: &App) {
+/// Forgets protocol sessions unused for `ttl` ([`crate::limits::MCP_SESSION_IDLE_TTL`] outside tests), every
+/// [`MCP_REAPER_INTERVAL`] (or `ttl`, if shorter) until shutdown. A reaped session's peer
+/// identity survives while it is still addressable (see [`crate::peers::transport_ended`]).
+pub fn spawn_reaper(app: &App, ttl: Duration) {
     let app = app.clone();
     tokio::spawn(async move {
-        let mut tick = tokio::time::interval(MCP_REAPER_INTERVAL);
+        let mut tick = tokio::time::interval(MCP_REAPER_INTERVAL.min(ttl).max(MCP_REAPER_MIN_INTERVAL));
         tick.tick().await;
         loop {
             tokio::select! {
                 () = app.stopping() => return,
                 _ = tick.tick() => {
-                    let reaped = app.mcp.sessions.reap(MCP_SESSION_IDLE_TTL);
-                    if reaped > 0 {
-                        tracing::info!(source = "mcp", reaped, "reaped idle MCP sessions");
+                    let reaped = app.mcp.sessions.reap(ttl);
+                    if !reaped.is_empty() {
+                        tracing::info!(source = "mcp", reaped = reaped.len(), "reaped idle MCP sessions");
                     }
+                    for session in &reaped {
+                        crate::peers::transport_ended(&app, session);
+                    }
+                    crate::peers::sweep(&app);
                 }
             }
         }

@@ -8,6 +8,10 @@ use super::tools::{self, CallContext};
 use crate::http::Caller;
 use crate::state::App;
 
+/// The experimental capability for `notifications/claude/channel` pushes: declared by the server,
+/// and by a client that takes them.
+pub const CHANNEL_CAPABILITY: &str = "claude/channel";
+
 /// What the transport learned from the request's headers.
 #[derive(Debug, Clone)]
 pub struct RequestMeta {
@@ -58,10 +62,16 @@ fn initialize(app: &App, meta: &RequestMeta, params: Option<Value>) -> Result<(S
     let requested = params.get("protocolVersion").and_then(Value::as_str);
     let version = model::negotiate(requested);
     let client_name = params.get("clientInfo").and_then(|c| c.get("name")).and_then(Value::as_str).map(String::from);
+    let channels = params
+        .get("capabilities")
+        .and_then(|c| c.get("experimental"))
+        .and_then(|e| e.get(CHANNEL_CAPABILITY))
+        .is_some();
     let client = ClientInfo {
         protocol_version: version.into(),
         client_name: client_name.clone(),
         tuic_session: meta.tuic_session.clone(),
+        channels,
     };
     let (session, arrival) = app
         .mcp
@@ -83,9 +93,12 @@ fn initialize(app: &App, meta: &RequestMeta, params: Option<Value>) -> Result<(S
         tuic_session = meta.tuic_session.as_deref(),
         "MCP initialize"
     );
+    if let Some(tuic_session) = &meta.tuic_session {
+        crate::peers::bind(app, &session, tuic_session);
+    }
     let result = json!({
         "protocolVersion": version,
-        "capabilities": {"tools": {"listChanged": true}, "experimental": {"claude/channel": {}}},
+        "capabilities": {"tools": {"listChanged": true}, "experimental": {CHANNEL_CAPABILITY: {}}},
         "serverInfo": {"name": "tuicd", "version": env!("CARGO_PKG_VERSION")},
         "instructions": instructions(app),
     });
@@ -106,6 +119,9 @@ async fn tools_call(app: &App, meta: RequestMeta, params: Option<Value>) -> Resu
         Some(_) => return Err(RpcError::invalid_params("tools/call: \"name\" must be a string")),
         None => return Err(RpcError::invalid_params("tools/call: \"name\" is required")),
     };
+    if let (Some(session), Some(tuic_session)) = (&meta.session_id, &meta.tuic_session) {
+        crate::peers::refresh(app, session, tuic_session);
+    }
     let bound = meta.session_id.as_deref().and_then(|s| app.mcp.sessions.tuic_session(s));
     let ctx = CallContext {
         app: app.clone(),

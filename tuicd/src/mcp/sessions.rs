@@ -47,8 +47,12 @@ impl Arrival {
 pub struct ClientInfo {
     pub protocol_version: String,
     pub client_name: Option<String>,
-    /// The `x-tuic-session` identity asserted by a bridge running inside a tuic PTY.
+    /// The `x-tuic-session` identity asserted by a bridge running inside a tuic PTY (or the one
+    /// a later `agent action=register` bound this session to).
     pub tuic_session: Option<String>,
+    /// The client declared `capabilities.experimental["claude/channel"]` at initialize: it takes
+    /// `notifications/claude/channel` pushes on its GET stream.
+    pub channels: bool,
 }
 
 #[derive(Debug)]
@@ -136,6 +140,39 @@ impl ProtocolSessions {
         self.lock().get(id).and_then(|e| e.client.tuic_session.clone())
     }
 
+    /// Records the peer identity a session was bound to by `agent action=register`.
+    pub fn set_tuic_session(&self, id: &str, tuic_session: &str) {
+        if let Some(entry) = self.lock().get_mut(id) {
+            entry.client.tuic_session = Some(tuic_session.to_owned());
+        }
+    }
+
+    /// A session is live (it may own a peer identity) while it holds a stream or was active
+    /// within `grace`.
+    pub fn is_live(&self, id: &str, grace: Duration) -> bool {
+        self.lock().get(id).is_some_and(|e| {
+            e.stream.as_ref().is_some_and(|s| !s.sender.is_closed()) || e.last_active.elapsed() < grace
+        })
+    }
+
+    /// Sessions bound to `tuic_session` whose client takes channel pushes and holds a live stream.
+    pub fn channel_streams(&self, tuic_session: &str) -> Vec<String> {
+        self.lock()
+            .iter()
+            .filter(|(_, e)| {
+                e.client.channels
+                    && e.client.tuic_session.as_deref() == Some(tuic_session)
+                    && e.stream.as_ref().is_some_and(|s| !s.sender.is_closed())
+            })
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
+    /// Queues `message` on one session's stream. `false` when it has none or its queue is full.
+    pub fn push(&self, id: &str, message: &str) -> bool {
+        self.lock().get(id).and_then(|e| e.stream.as_ref()).is_some_and(|s| s.sender.try_send(message.into()).is_ok())
+    }
+
     pub fn contains(&self, id: &str) -> bool {
         self.lock().contains_key(id)
     }
@@ -181,13 +218,18 @@ impl ProtocolSessions {
         self.lock().remove(id).is_some()
     }
 
-    /// Forgets sessions idle longer than `ttl` that hold no live stream. Returns how many.
-    pub fn reap(&self, ttl: Duration) -> usize {
+    /// Forgets sessions idle longer than `ttl` that hold no live stream. Returns their ids.
+    pub fn reap(&self, ttl: Duration) -> Vec<String> {
         let mut entries = self.lock();
-        let before = entries.len();
-        entries
-            .retain(|_, e| e.stream.as_ref().is_some_and(|s| !s.sender.is_closed()) || e.last_active.elapsed() < ttl);
-        before - entries.len()
+        let mut reaped = Vec::new();
+        entries.retain(|id, e| {
+            let keep = e.stream.as_ref().is_some_and(|s| !s.sender.is_closed()) || e.last_active.elapsed() < ttl;
+            if !keep {
+                reaped.push(id.clone());
+            }
+            keep
+        });
+        reaped
     }
 
     /// Queues `message` on every live stream; a full queue drops it for that stream only.
@@ -278,7 +320,7 @@ mod tests {
         let sessions = ProtocolSessions::default();
         sessions.touch("idle").unwrap();
         let _claim = sessions.attach_stream("streaming").unwrap();
-        assert_eq!(sessions.reap(Duration::ZERO), 1);
+        assert_eq!(sessions.reap(Duration::ZERO), vec!["idle".to_owned()]);
         assert!(sessions.contains("streaming") && !sessions.contains("idle"));
     }
 

@@ -80,6 +80,13 @@ impl InjectionQueue {
         Some(entry)
     }
 
+    /// Puts back an entry whose injection was refused before any byte went in (the recipient
+    /// turned busy or a draft appeared in between): it stays first and may go at the next chance.
+    pub fn restore(&mut self, entry: QueueEntry) {
+        self.entries.push_front(entry);
+        self.armed = true;
+    }
+
     /// Drops peer entries a `wait` / `inbox` already observed (cursor at or below `read_cursor`):
     /// the waiter owned that wake-up, so typing it too would be a duplicate turn.
     pub fn discard_observed(&mut self, read_cursor: u64) {

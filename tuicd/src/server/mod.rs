@@ -35,6 +35,8 @@ pub struct Options {
     /// Outer request deadline; only tests shorten it.
     pub request_timeout: Duration,
     pub port_override: Option<u16>,
+    /// How long an unused MCP protocol session lives; only tests shorten it.
+    pub mcp_session_ttl: Duration,
 }
 
 impl Default for Options {
@@ -44,6 +46,7 @@ impl Default for Options {
             instance: None,
             request_timeout: REQUEST_TIMEOUT,
             port_override: None,
+            mcp_session_ttl: crate::limits::MCP_SESSION_IDLE_TTL,
         }
     }
 }
@@ -80,6 +83,7 @@ impl Daemon {
             tcp: Default::default(),
             mcp: Default::default(),
             agents: Default::default(),
+            peers: Default::default(),
             shutdown,
             request_timeout: options.request_timeout,
             port_override: options.port_override,
@@ -88,7 +92,8 @@ impl Daemon {
             ipc.remove_file();
             anyhow::bail!("remote access is enabled but its listener cannot start: {e}");
         }
-        crate::mcp::spawn_reaper(&app);
+        crate::mcp::spawn_reaper(&app, options.mcp_session_ttl);
+        crate::peers::start(&app);
         tokio::spawn(crate::agentwire::progress::record_intents(app.clone()));
         Ok(Self { app, ipc, stopping })
     }

@@ -58,6 +58,8 @@ pub struct Identity {
     pub agent_type: Option<String>,
     /// Where the session's agent-state events go (`pty-parsed`).
     pub events: Arc<crate::events::EventBus>,
+    /// Where lifecycle edges go (the peer-messaging layer), once the daemon installed a sink.
+    pub edges: Option<crate::agentwire::EdgeSink>,
 }
 
 pub struct Session {
@@ -137,11 +139,12 @@ impl Session {
         let adapter = crate::agentwire::adapter_for(identity.agent_type.as_deref(), &plan.shell);
         let foreground_fd = winsize_fd.try_clone().ok();
         let agent = crate::agentwire::AgentLink::new(
-            &identity.id,
+            (&identity.id, &identity.tuic_session),
             adapter,
             child.id(),
             foreground_fd,
             identity.events,
+            identity.edges,
             live.clone(),
         );
         let session = Arc::new(Session {

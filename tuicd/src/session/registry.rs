@@ -38,6 +38,8 @@ struct Shared {
     counters: Arc<Counters>,
     captures_dir: PathBuf,
     pub(super) sampler: Mutex<ProcessSampler>,
+    /// The lifecycle-edge sink, installed once at daemon start (see [`crate::agentwire::EdgeSink`]).
+    edges: std::sync::OnceLock<crate::agentwire::EdgeSink>,
 }
 
 #[derive(Default)]
@@ -85,8 +87,14 @@ impl SessionRegistry {
                 counters: Arc::default(),
                 captures_dir: config_dir.join("captures"),
                 sampler: Mutex::new(ProcessSampler::default()),
+                edges: std::sync::OnceLock::new(),
             }),
         }
+    }
+
+    /// Installs where sessions created from now on send their lifecycle edges (once).
+    pub fn set_edge_sink(&self, sink: crate::agentwire::EdgeSink) {
+        let _ = self.shared.edges.set(sink);
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -134,6 +142,7 @@ impl SessionRegistry {
             display_name: req.display_name.clone(),
             agent_type: req.agent_type.clone(),
             events: self.shared.events.clone(),
+            edges: self.shared.edges.get().cloned(),
         };
         let registry = self.clone();
         let started = Session::start(
@@ -225,6 +234,14 @@ impl SessionRegistry {
             state.tombstones.push_back((Instant::now(), session.clone()));
         }
         session.set_capture(None);
+        if let Some(sink) = self.shared.edges.get() {
+            let exit_code = session.exit_info().and_then(|e| e.exit_code);
+            let _ = sink.send(crate::agentwire::LifecycleEdge {
+                session_id: session.id.clone(),
+                tuic_session: session.tuic_session.clone(),
+                kind: crate::agentwire::EdgeKind::Exited { exit_code },
+            });
+        }
         self.shared.events.publish(SESSION_CLOSED, &json!({"session_id": session.id, "reason": reason}));
     }
 

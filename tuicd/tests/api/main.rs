@@ -14,6 +14,7 @@ mod mcp;
 mod mcp_client;
 mod mcp_session_tool;
 mod monitor;
+mod peers;
 mod session_util;
 mod sessions;
 mod stream;

@@ -238,6 +238,11 @@ impl AgentTracker {
         }
     }
 
+    /// The canonical agent state alone (cheaper than [`Self::snapshot`]).
+    pub fn snapshot_state(&self) -> Option<AgentState> {
+        self.agent_state
+    }
+
     pub fn snapshot(&self) -> AgentStatus {
         let question = self.question.as_ref();
         AgentStatus {

@@ -22,6 +22,7 @@ pub(crate) fn test_app(dir: &std::path::Path) -> App {
         tcp: Default::default(),
         mcp: Default::default(),
         agents: Default::default(),
+        peers: Default::default(),
         shutdown,
         request_timeout: crate::limits::REQUEST_TIMEOUT,
         port_override: None,

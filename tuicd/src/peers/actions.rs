@@ -1,0 +1,162 @@
+//! The `agent` tool's messaging actions: register, list_peers, send, inbox, wait. Typed
+//! parameters (the tool's `inputSchema` derives from them) and thin adapters over
+//! [`crate::messaging::Messaging`].
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use super::view::View;
+use crate::mcp::tools::{CallContext, ToolError, to_value};
+use crate::messaging::{DeliveryPath, InboxQuery, MessagingError, RegisterRequest, TransportId};
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Register {
+    /// The identity to register as (a UUID). Omitted: the one bound from x-tuic-session, or a
+    /// stable generated one for this MCP session. Announcing your real $TUIC_SESSION repairs an
+    /// invented identity and carries its mail over.
+    pub tuic_session: Option<String>,
+    /// Display name shown to peers (omitted: kept).
+    pub name: Option<String>,
+    /// Project to group peers by (list_peers can filter on it).
+    pub project: Option<String>,
+    /// true declares the orchestrator role, false removes it, omitted keeps it.
+    pub orchestrator: Option<bool>,
+    /// The identity this one replaces after a reconnect (a UUID): its unread mail moves here
+    /// unless it still owns a live terminal.
+    pub replaces: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListPeers {
+    /// Only peers registered with this project.
+    pub project: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Send {
+    /// The recipient: its tuic_session, the PTY session_id it runs in, or that terminal's alias.
+    pub to: String,
+    /// The message (at most 64 KB).
+    pub message: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Inbox {
+    /// Messages after this cursor; omitted: after your stored read position; 0 replays all
+    /// (without rewinding the stored position).
+    pub since: Option<u64>,
+    /// Most messages to return (1..=100, default 50).
+    #[schemars(range(min = 1, max = 100))]
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Wait {
+    /// As for inbox: omitted resumes from your stored read position.
+    pub since: Option<u64>,
+    /// How long to block in ms (default 60000; 300000 and above run 295000).
+    #[schemars(range(min = 1, max = 300000))]
+    pub timeout_ms: Option<u64>,
+}
+
+fn transport(ctx: &CallContext, action: &str) -> Result<TransportId, ToolError> {
+    ctx.mcp_session.as_deref().map(TransportId::new).ok_or_else(|| {
+        ToolError::new(format!(
+            "agent action={action} needs an MCP session: call initialize first and send its mcp-session-id header"
+        ))
+    })
+}
+
+fn uuid_param(action: &str, field: &str, value: Option<String>) -> Result<Option<Uuid>, ToolError> {
+    value
+        .map(|v| {
+            Uuid::parse_str(v.trim())
+                .map_err(|_| ToolError::new(format!("agent action={action}: {field} '{v}' is not a UUID")))
+        })
+        .transpose()
+}
+
+fn failed(action: &str, error: MessagingError) -> ToolError {
+    ToolError::new(format!("agent action={action}: {error}"))
+}
+
+pub fn register(ctx: &CallContext, p: Register) -> Result<Value, ToolError> {
+    let transport = transport(ctx, "register")?;
+    let request = RegisterRequest {
+        tuic_session: uuid_param("register", "tuic_session", p.tuic_session)?,
+        name: p.name,
+        project: p.project,
+        orchestrator: p.orchestrator,
+        replaces: uuid_param("register", "replaces", p.replaces)?,
+    };
+    let app = &ctx.app;
+    let outcome = app.peers.messaging.register(&transport, request, &View(app)).map_err(|e| failed("register", e))?;
+    app.mcp.sessions.set_tuic_session(&transport.0, &outcome.tuic_session.to_string());
+    if let Some(old) = outcome.superseded_identity
+        && outcome.mail_stranded.is_none()
+    {
+        app.events.publish(super::PEER_UNREGISTERED, &json!({"tuic_session": old}));
+    }
+    app.events.publish(super::PEER_REGISTERED, &json!({"tuic_session": outcome.tuic_session, "name": outcome.name}));
+    tracing::info!(
+        source = "agent_identity", session = %transport.0, tuic_session = %outcome.tuic_session,
+        attach = ?outcome.attach, superseded = ?outcome.superseded_identity, "agent action=register"
+    );
+    let mut answer = to_value(&outcome)?;
+    answer["ok"] = json!(true);
+    Ok(answer)
+}
+
+pub fn list_peers(ctx: &CallContext, p: ListPeers) -> Result<Value, ToolError> {
+    let peers = ctx.app.peers.messaging.list_peers(p.project.as_deref(), &View(&ctx.app));
+    Ok(json!({"peers": peers}))
+}
+
+pub fn send(ctx: &CallContext, p: Send) -> Result<Value, ToolError> {
+    let transport = transport(ctx, "send")?;
+    let app = &ctx.app;
+    let outcome = app.peers.messaging.send(&transport, &p.to, p.message, &View(app)).map_err(|e| failed("send", e))?;
+    tracing::info!(
+        source = "agent_msg", recipient = %outcome.recipient, message_id = %outcome.message_id,
+        route = outcome.delivery_path.as_str(), "accepted"
+    );
+    let mut answer = to_value(&outcome)?;
+    answer["ok"] = json!(true);
+    answer["accepted"] = json!(true);
+    answer["buffered_in_inbox"] = json!(true);
+    if let Some(session) = View(app).session_of(outcome.recipient) {
+        let status = session.agent.status();
+        answer["recipient_state"] = json!({"shell_state": status.shell_state, "agent_state": status.agent_state});
+    }
+    if outcome.delivery_path == DeliveryPath::InboxOnly {
+        answer["warning"] = json!(if outcome.recipient_has_terminal {
+            "Recipient's terminal cannot take the message now (busy orchestrator or wake budget spent); it waits in the inbox"
+        } else {
+            "Recipient has NO managed terminal and no active wait: the message waits in its inbox until it calls agent action=inbox or wait"
+        });
+    }
+    Ok(answer)
+}
+
+pub fn inbox(ctx: &CallContext, p: Inbox) -> Result<Value, ToolError> {
+    let transport = transport(ctx, "inbox")?;
+    let query = InboxQuery { since: p.since, limit: p.limit };
+    let page = ctx.app.peers.messaging.inbox(&transport, query).map_err(|e| failed("inbox", e))?;
+    let mut answer = to_value(&page)?;
+    answer["count"] = json!(page.messages.len());
+    Ok(answer)
+}
+
+pub async fn wait(ctx: &CallContext, p: Wait) -> Result<Value, ToolError> {
+    let transport = transport(ctx, "wait")?;
+    let outcome =
+        ctx.app.peers.messaging.wait(&transport, p.since, p.timeout_ms).await.map_err(|e| failed("wait", e))?;
+    to_value(&outcome)
+}

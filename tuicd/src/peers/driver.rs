@@ -1,0 +1,203 @@
+//! The one delivery task: terminal-owned mail to channel pushes or the injection FIFO, at most one
+//! typed entry per idle transition, orchestrator wake notices, child lifecycle mail.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
+use uuid::Uuid;
+
+use super::view::View;
+use crate::agent::AgentState;
+use crate::agentwire::submit::{SubmitError, submit};
+use crate::agentwire::{EdgeKind, LifecycleEdge};
+use crate::limits::WAKE_NOTICE_EXPIRY;
+use crate::messaging::injection::{QueueEntry, frame_for_terminal};
+use crate::messaging::{AgentKind, AgentMessage, ChildState, Lifecycle, Liveness, WakeResult};
+use crate::session::Session;
+use crate::state::App;
+
+/// `notifications/claude/channel` (seed: "Channel Push Delivery").
+pub const CHANNEL_METHOD: &str = "notifications/claude/channel";
+
+pub async fn run(app: App, mut edges: UnboundedReceiver<LifecycleEdge>) {
+    // Re-checks a terminal after a write finished or a wake notice expired.
+    let (recheck, mut rechecks) = mpsc::unbounded_channel::<Uuid>();
+    loop {
+        let notified = app.peers.messaging.deliveries_notify().notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        for id in app.peers.messaging.pending_deliveries() {
+            deliver(&app, id, &recheck);
+        }
+        tokio::select! {
+            () = app.stopping() => return,
+            () = &mut notified => {}
+            Some(edge) = edges.recv() => on_edge(&app, edge, &recheck),
+            Some(id) = rechecks.recv() => {
+                release(&app, id, &recheck);
+                wake(&app, id, &recheck);
+            }
+        }
+    }
+}
+
+/// Routes a recipient's terminal-owned mail, then tries the terminal.
+fn deliver(app: &App, id: Uuid, recheck: &UnboundedSender<Uuid>) {
+    let taken = app.peers.messaging.take_deliveries(id, &View(app));
+    for message in taken.payloads {
+        if !push_channel(app, id, &message) {
+            app.peers.terminals().entry(id).or_default().queue.push_peer(message);
+        }
+    }
+    release(app, id, recheck);
+    if taken.wake_pending {
+        wake(app, id, recheck);
+    }
+}
+
+/// Pushes into a working Claude Code turn on every channel-capable stream of the recipient.
+/// `false` when that route does not apply now (the message then goes to the FIFO).
+fn push_channel(app: &App, id: Uuid, message: &AgentMessage) -> bool {
+    let facts = View(app).terminal_facts(id);
+    if !facts.is_some_and(|f| f.agent == AgentKind::ClaudeCode && f.lifecycle == Lifecycle::Working) {
+        return false;
+    }
+    let notification = json!({
+        "jsonrpc": "2.0",
+        "method": CHANNEL_METHOD,
+        "params": {
+            "content": format!("Message from {}: {}", message.from_name, message.content),
+            "meta": {
+                "from_tuic_session": message.from_tuic_session,
+                "from_name": message.from_name,
+                "message_id": message.id,
+            },
+        },
+    })
+    .to_string();
+    let streams = app.mcp.sessions.channel_streams(&id.to_string());
+    let pushed = streams.iter().filter(|s| app.mcp.sessions.push(s, &notification)).count();
+    if pushed > 0 {
+        tracing::info!(source = "agent_msg", recipient = %id, message_id = %message.id, route = "sse_channel", "delivered");
+    }
+    pushed > 0
+}
+
+/// Types the next FIFO entry when the terminal is ready and this idle transition has not had one.
+fn release(app: &App, id: Uuid, recheck: &UnboundedSender<Uuid>) {
+    let Some(session) = View(app).session_of(id) else { return };
+    let read_cursor = app.peers.messaging.read_cursor(id);
+    let ready = session.agent.with_tracker(|t| t.check_submit().is_ok());
+    let entry = {
+        let mut terminals = app.peers.terminals();
+        let terminal = terminals.entry(id).or_default();
+        if terminal.writing {
+            return;
+        }
+        if let Some(cursor) = read_cursor {
+            // A wait or inbox already saw these: typing them too would be a duplicate turn.
+            terminal.queue.discard_observed(cursor);
+        }
+        let Some(entry) = terminal.queue.on_idle(ready) else { return };
+        terminal.writing = true;
+        entry
+    };
+    tokio::spawn(inject(app.clone(), id, session, entry, recheck.clone()));
+}
+
+async fn inject(app: App, id: Uuid, session: Arc<Session>, entry: QueueEntry, recheck: UnboundedSender<Uuid>) {
+    let (text, message_id) = match &entry {
+        QueueEntry::Peer(m) => (frame_for_terminal(&m.from_name, &m.content), Some(m.id.clone())),
+        QueueEntry::Command(c) => (c.clone(), None),
+    };
+    let outcome = submit(&session, &text, None).await;
+    {
+        let mut terminals = app.peers.terminals();
+        let terminal = terminals.entry(id).or_default();
+        terminal.writing = false;
+        if let Err(SubmitError::Refused(_)) = &outcome {
+            // Nothing was written: the entry keeps its place for the next chance.
+            terminal.queue.restore(entry);
+        }
+    }
+    match outcome {
+        Ok(receipt) => tracing::info!(
+            source = "agent_msg", recipient = %id, message_id = message_id.as_deref(), route = "pty",
+            acknowledged = receipt.acknowledged, "typed into the recipient's terminal"
+        ),
+        Err(SubmitError::Refused(receipt)) => tracing::debug!(
+            source = "agent_msg", recipient = %id, reason = receipt.reason.as_deref(), "terminal not ready; kept queued"
+        ),
+        Err(SubmitError::Invalid(reason)) => {
+            tracing::info!(source = "agent_msg", recipient = %id, %reason, "terminal gone; the inbox keeps the message")
+        }
+    }
+    let _ = recheck.send(id);
+}
+
+/// Claims and types one orchestrator wake notice (or lifecycle summary) when the terminal is ready.
+fn wake(app: &App, id: Uuid, recheck: &UnboundedSender<Uuid>) {
+    if app.peers.terminals().get(&id).is_some_and(|t| t.writing) {
+        return;
+    }
+    let Some(session) = View(app).session_of(id) else { return };
+    let Some(notice) = app.peers.messaging.claim_wake(id, &View(app)) else { return };
+    app.peers.terminals().entry(id).or_default().writing = true;
+    let (app, recheck) = (app.clone(), recheck.clone());
+    tokio::spawn(async move {
+        let result = match submit(&session, &notice.text, None).await {
+            Ok(receipt) if receipt.acknowledged => WakeResult::Confirmed,
+            Ok(_) => WakeResult::Uncertain,
+            Err(_) => WakeResult::NotStarted,
+        };
+        app.peers.messaging.report_wake(id, notice.attempt, result);
+        app.peers.terminals().entry(id).or_default().writing = false;
+        tracing::info!(source = "agent_msg", recipient = %id, route = "wake_notice", ?result, "orchestrator wake");
+        if result == WakeResult::Uncertain {
+            // The notice expires unconfirmed; the one retry needs a look once it has.
+            let later = recheck.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(WAKE_NOTICE_EXPIRY).await;
+                let _ = later.send(id);
+            });
+        }
+        let _ = recheck.send(id);
+    });
+}
+
+fn on_edge(app: &App, edge: LifecycleEdge, recheck: &UnboundedSender<Uuid>) {
+    let Ok(id) = Uuid::parse_str(&edge.tuic_session) else { return };
+    match edge.kind {
+        EdgeKind::Agent { state, ready } => {
+            let Some(state) = state else { return };
+            let settled = {
+                let mut terminals = app.peers.terminals();
+                let terminal = terminals.entry(id).or_default();
+                let previous = terminal.state.replace(state);
+                if state == AgentState::Working {
+                    terminal.worked = true;
+                    terminal.queue.on_busy();
+                }
+                let settled = matches!(state, AgentState::Idle | AgentState::Completed)
+                    && previous != Some(state)
+                    && std::mem::take(&mut terminal.worked);
+                settled.then_some(state)
+            };
+            if let Some(state) = settled {
+                // A new busy-to-idle edge: the wake budget re-arms, the parent hears of it.
+                app.peers.messaging.busy_to_idle_edge(id);
+                let child = if state == AgentState::Completed { ChildState::Completed } else { ChildState::Idle };
+                app.peers.messaging.child_lifecycle(id, child, &View(app));
+            }
+            if ready {
+                release(app, id, recheck);
+                wake(app, id, recheck);
+            }
+        }
+        EdgeKind::Exited { exit_code } => {
+            app.peers.terminals().remove(&id);
+            app.peers.messaging.child_lifecycle(id, ChildState::Exited { exit_code }, &View(app));
+        }
+    }
+}

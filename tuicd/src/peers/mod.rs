@@ -1,0 +1,143 @@
+//! Peer messaging wired into the daemon: the IO-free [`crate::messaging`] core fed with real PTYs,
+//! MCP transports and agent lifecycles, and the MCP `agent` actions built on it.
+//!
+//! # Wiring
+//! - Identity: `initialize` with `x-tuic-session` binds the protocol session to that identity
+//!   ([`bind`]); a later `tools/call` carrying the header re-binds a session that lost it (daemon
+//!   restart, reaped). `agent action=register` renames, declares the orchestrator role, repairs.
+//! - [`view::View`] is the [`crate::messaging::Liveness`] the core consults: live PTYs by
+//!   `TUIC_SESSION`, transport liveness (a GET stream, or a request within the 6 s owner grace),
+//!   and delivery facts from the session's agent engine.
+//! - One driver task ([`driver::run`]) owns every PTY write messaging makes. It wakes on the
+//!   core's delivery signal and on [`crate::agentwire::LifecycleEdge`]s (agent state / readiness
+//!   changes, session exits, sent by the engine under its tracker lock, so in order), and:
+//!   pushes payloads to a working Claude Code turn as `notifications/claude/channel`, or queues
+//!   them in the recipient's [`InjectionQueue`] and types at most one per idle transition
+//!   (through `session action=submit`'s framed write, which re-checks readiness under the writer
+//!   lock); types orchestrator wake notices and settles them; posts child lifecycle mail.
+//! - Transports end by DELETE or the 1 h reaper ([`transport_ended`]); an identity that still
+//!   owns a live PTY or parents a live session survives, as the seed requires.
+//!
+//! Lock order: messaging's lock, then leaf locks (registry, tracker, MCP sessions); the
+//! `terminals` map here is never held while calling messaging.
+
+pub mod actions;
+mod driver;
+pub mod view;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::json;
+use uuid::Uuid;
+
+use crate::agent::AgentState;
+use crate::messaging::injection::InjectionQueue;
+use crate::messaging::{Messaging, SystemClock, TransportId};
+use crate::state::App;
+use view::View;
+
+/// `/events` kinds (tuic-wire 2.5).
+pub const PEER_REGISTERED: &str = "peer-registered";
+pub const PEER_UNREGISTERED: &str = "peer-unregistered";
+
+/// Messaging state, one field of [`crate::state::Shared`].
+pub struct Peers {
+    pub messaging: Messaging,
+    terminals: Mutex<HashMap<Uuid, Terminal>>,
+}
+
+impl std::fmt::Debug for Peers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Peers").finish_non_exhaustive()
+    }
+}
+
+impl Default for Peers {
+    fn default() -> Self {
+        Self { messaging: Messaging::new(Arc::new(SystemClock)), terminals: Mutex::default() }
+    }
+}
+
+/// What the driver remembers about one managed terminal.
+#[derive(Debug)]
+struct Terminal {
+    queue: InjectionQueue,
+    state: Option<AgentState>,
+    /// The agent worked since its last idle/completed edge (a busy-to-idle edge is pending).
+    worked: bool,
+    /// A write (payload or notice) is in flight; one at a time per terminal.
+    writing: bool,
+}
+
+impl Default for Terminal {
+    fn default() -> Self {
+        Self { queue: InjectionQueue::new(), state: None, worked: false, writing: false }
+    }
+}
+
+impl Peers {
+    fn terminals(&self) -> MutexGuard<'_, HashMap<Uuid, Terminal>> {
+        self.terminals.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Entries waiting in a terminal's injection FIFO (peer messages and user commands).
+    pub fn queued(&self, tuic_session: Uuid) -> usize {
+        self.terminals().get(&tuic_session).map_or(0, |t| t.queue.len())
+    }
+}
+
+/// Starts the driver: installs the lifecycle-edge sink on the registry (sessions created from now
+/// on report their edges) and spawns the one task that delivers.
+pub fn start(app: &App) {
+    let (sink, edges) = tokio::sync::mpsc::unbounded_channel();
+    app.sessions.set_edge_sink(sink);
+    tokio::spawn(driver::run(app.clone(), edges));
+}
+
+/// Step 0: binds protocol session `transport` to the `x-tuic-session` identity. A refusal (the
+/// session is bound to a terminal-backed identity elsewhere) is logged, never fatal to the call.
+pub fn bind(app: &App, transport: &str, tuic_session: &str) {
+    let Ok(id) = Uuid::parse_str(tuic_session) else { return };
+    let view = View(app);
+    match app.peers.messaging.bind_transport(&TransportId::new(transport), id, &view) {
+        Ok(outcome) => {
+            app.mcp.sessions.set_tuic_session(transport, tuic_session);
+            tracing::info!(
+                source = "agent_identity", session = %transport, tuic_session = %id,
+                attach = ?outcome.attach, "bound MCP session to its terminal identity"
+            );
+            app.events.publish(PEER_REGISTERED, &json!({"tuic_session": id, "name": outcome.name}));
+        }
+        Err(e) => {
+            tracing::warn!(source = "agent_identity", session = %transport, error = %e, "x-tuic-session not bound")
+        }
+    }
+}
+
+/// Re-binds on a later request when the session lost its identity (cheap when it has one).
+pub fn refresh(app: &App, transport: &str, tuic_session: &str) {
+    if app.peers.messaging.identity_of(&TransportId::new(transport)).is_none() {
+        bind(app, transport, tuic_session);
+    }
+}
+
+/// A protocol session ended (DELETE or the reaper): its routes go, and an identity left without
+/// one is evicted unless it is still addressable.
+pub fn transport_ended(app: &App, transport: &str) {
+    let outcome = app.peers.messaging.reap_transport(&TransportId::new(transport), &View(app));
+    unregistered(app, &outcome.evicted);
+}
+
+/// After a reaper pass: evicts unrouted identities that stopped being addressable.
+pub fn sweep(app: &App) {
+    let outcome = app.peers.messaging.sweep_unrouted(&View(app));
+    unregistered(app, &outcome.evicted);
+}
+
+fn unregistered(app: &App, evicted: &[Uuid]) {
+    for id in evicted {
+        app.peers.terminals().remove(id);
+        app.events.publish(PEER_UNREGISTERED, &json!({"tuic_session": id}));
+    }
+}
