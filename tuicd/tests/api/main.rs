@@ -15,6 +15,7 @@ mod mcp_client;
 mod mcp_session_tool;
 mod monitor;
 mod peers;
+mod peers_delivery;
 mod session_util;
 mod sessions;
 mod stream;
