@@ -35,7 +35,11 @@ pub struct Children {
 pub enum ChildState {
     Idle,
     Completed,
-    Exited { exit_code: Option<i32> },
+    Exited {
+        exit_code: Option<i32>,
+    },
+    /// A deferred initial prompt was still not typed in when its watchdog fired.
+    PromptDeliveryFailed,
 }
 
 /// What the spawn response carries about the parent relationship.
@@ -195,6 +199,7 @@ fn lifecycle_message(child: Uuid, state: ChildState) -> AgentMessage {
         ChildState::Idle => ("idle", None),
         ChildState::Completed => ("completed", None),
         ChildState::Exited { exit_code } => ("exited", exit_code),
+        ChildState::PromptDeliveryFailed => ("prompt_delivery_failed", None),
     };
     let body = StateChange { kind: "state_change", state: name, session_id: child.to_string(), exit_code };
     AgentMessage {

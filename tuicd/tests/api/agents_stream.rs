@@ -76,21 +76,24 @@ async fn agent_submit_to_a_working_agent_is_refused_before_any_byte() {
 async fn agent_a_deferred_prompt_that_never_goes_in_is_reported() {
     let daemon = Daemon::start().await;
     let events = daemon.client.get(Daemon::url("/events?types=agent-prompt-undelivered")).send().await.unwrap();
-    let spawned = ok(
-        &daemon,
-        "agent",
-        json!({"action": "spawn", "agent_type": "codex", "binary_path": "/bin/sh", "args": ["-c", "exit 0"],
-            "prompt": "never typed", "cwd": daemon.dir.path()}),
-    )
-    .await;
+    let parent = crate::peers::Peer::external(&daemon).await;
+    parent.register(json!({"name": "lead"})).await;
+    let spawned = parent
+        .ok(json!({"action": "spawn", "agent_type": "codex", "binary_path": "/bin/sh", "args": ["-c", "exit 0"],
+            "prompt": "never typed", "cwd": daemon.dir.path()}))
+        .await;
     assert_eq!(spawned["prompt_delivery"], json!("deferred"));
     let reported = read_events(events, |e| !e.is_empty()).await;
     assert_eq!(reported[0].2["session_id"], spawned["session_id"]);
     assert!(reported[0].2["reason"].as_str().unwrap().contains("exited"), "{:?}", reported[0]);
     let metrics = ok(&daemon, "agent", json!({"action": "metrics"})).await;
     assert_eq!(metrics["deferred_prompts_undelivered"], json!(1));
-    let (_, task) = call_as(&daemon, "task", json!({"action": "get", "task_id": spawned["task_id"]}), &[]).await;
+    let owner = [("mcp-session-id", parent.session.as_str())];
+    let (_, task) = call_as(&daemon, "task", json!({"action": "get", "task_id": spawned["task_id"]}), &owner).await;
     assert_eq!(task["status"], json!("completed"), "{task}");
+    // The parent hears of it once, as state-only lifecycle mail.
+    let mail = crate::peers::contents(&parent.inbox(Some(0)).await);
+    assert_eq!(mail.iter().filter(|c| c.contains("\"state\":\"prompt_delivery_failed\"")).count(), 1, "{mail:?}");
 }
 
 #[tokio::test]

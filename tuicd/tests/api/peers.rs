@@ -304,3 +304,47 @@ async fn peers_reaper_keeps_identities_that_own_a_live_terminal() {
     let back = Peer::in_terminal(&daemon, &tuic).await;
     assert_eq!(contents(&back.inbox(None).await), ["still addressable"]);
 }
+
+#[tokio::test]
+async fn peers_a_wait_timing_out_as_mail_arrives_neither_loses_nor_duplicates_it() {
+    let daemon = Daemon::start().await;
+    let (a, b) = (Peer::external(&daemon).await, Peer::external(&daemon).await);
+    a.register(json!({"name": "a"})).await;
+    let b_id = b.register(json!({"name": "b"})).await["tuic_session"].as_str().unwrap().to_owned();
+    let sent: Vec<String> = (0..30).map(|i| format!("m{i}")).collect();
+    let mut observed = Vec::new();
+    for (i, text) in sent.iter().enumerate() {
+        // Timeouts of 1..25 ms land on every side of the send's arrival.
+        let timeout = 1 + (i as u64 * 7) % 25;
+        let (woken, routed) = tokio::join!(b.wait(timeout), a.send(&b_id, text));
+        let path = routed["delivery_path"].as_str().unwrap().to_owned();
+        assert!(path == "waiter_and_inbox" || path == "inbox_only", "{routed}");
+        observed.extend(contents(&woken));
+    }
+    observed.extend(contents(&b.inbox(None).await));
+    assert_eq!(observed, sent, "each message observed exactly once, in order");
+}
+
+#[tokio::test]
+async fn peers_a_send_racing_a_retire_either_moves_with_the_mail_or_is_refused() {
+    let daemon = Daemon::start().await;
+    let sender = Peer::external(&daemon).await;
+    sender.register(json!({"name": "sender"})).await;
+    for i in 0..5 {
+        let (_, real, _) = shell_session(&daemon).await;
+        let lost = Peer::external(&daemon).await;
+        let invented = format!("5e1f0000-0000-4000-8000-0000000001{i:02}");
+        lost.register(json!({"tuic_session": invented})).await;
+        let send = sender.agent(json!({"action": "send", "to": invented, "message": format!("race {i}")}));
+        let ((is_error, outcome), repaired) = tokio::join!(send, lost.register(json!({"tuic_session": real})));
+        assert_eq!(repaired["superseded_identity"], json!(invented), "{repaired}");
+        let inbox = contents(&lost.inbox(Some(0)).await);
+        if is_error {
+            assert!(outcome["error"].as_str().unwrap().contains("is not registered"), "{outcome}");
+            assert!(inbox.is_empty(), "a refused send left mail behind: {inbox:?}");
+        } else {
+            assert_eq!(repaired["mail_migrated"], json!(1), "{repaired}");
+            assert_eq!(inbox, [format!("race {i}")], "an accepted send must follow the repair");
+        }
+    }
+}
