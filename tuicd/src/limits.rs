@@ -110,6 +110,8 @@ pub const WAKE_NOTICE_EXPIRY: Duration = Duration::from_secs(5);
 pub const WAKE_ATTEMPTS_PER_GROUP: u8 = 2;
 /// A lifecycle summary longer than this falls back to the generic notice: it must fit one composer line.
 pub const LIFECYCLE_SUMMARY_MAX_CHARS: usize = 240;
+/// Largest Compose command (`POST /sessions/:id/compose`): the same bound as a peer message.
+pub const COMPOSE_COMMAND_MAX_BYTES: usize = MAX_MESSAGE_BYTES;
 /// Entries one terminal's injection FIFO (peer messages plus user commands) holds; the oldest peer
 /// entry is dropped beyond it, which loses nothing because the inbox stays authoritative.
 pub const INJECTION_QUEUE_CAPACITY: usize = 256;

@@ -18,6 +18,17 @@ pub async fn submit(ctx: &CallContext, p: SubmitParams) -> Result<Value, ToolErr
     let session = ctx.app.sessions.resolve_live(&p.session_id).map_err(session_error)?;
     let counters = &ctx.app.agents.counters;
     AgentCounters::bump(&counters.submits);
+    // One FIFO: a command never overtakes peer messages or Compose commands accepted before it.
+    let queued = uuid::Uuid::parse_str(&session.tuic_session).map_or(0, |t| ctx.app.peers.queued(t));
+    if queued > 0 {
+        AgentCounters::bump(&counters.submits_refused);
+        return Err(ToolError::new(format!(
+            "session action=submit refused before writing: {queued} queued entr{} (peer messages or Compose commands) go first; nothing was written",
+            if queued == 1 { "y" } else { "ies" }
+        ))
+        .with("submitted", false)
+        .with("retry_safe", true));
+    }
     let receipt = match run_submit(&session, &p.input, p.timeout_ms).await {
         Ok(receipt) => receipt,
         Err(SubmitError::Invalid(message)) => return Err(ToolError::new(message)),

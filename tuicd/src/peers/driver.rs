@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use uuid::Uuid;
 
 use super::view::View;
@@ -20,9 +20,14 @@ use crate::state::App;
 /// `notifications/claude/channel` (seed: "Channel Push Delivery").
 pub const CHANNEL_METHOD: &str = "notifications/claude/channel";
 
-pub async fn run(app: App, mut edges: UnboundedReceiver<LifecycleEdge>) {
-    // Re-checks a terminal after a write finished or a wake notice expired.
-    let (recheck, mut rechecks) = mpsc::unbounded_channel::<Uuid>();
+/// `recheck` asks for another look at one terminal: after a write finished, a wake notice
+/// expired, or a Compose command was queued.
+pub async fn run(
+    app: App,
+    mut edges: UnboundedReceiver<LifecycleEdge>,
+    recheck: UnboundedSender<Uuid>,
+    mut rechecks: UnboundedReceiver<Uuid>,
+) {
     loop {
         let notified = app.peers.messaging.deliveries_notify().notified();
         tokio::pin!(notified);

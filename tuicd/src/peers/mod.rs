@@ -45,6 +45,8 @@ pub const PEER_UNREGISTERED: &str = "peer-unregistered";
 pub struct Peers {
     pub messaging: Messaging,
     terminals: Mutex<HashMap<Uuid, Terminal>>,
+    /// Asks the driver to look at one terminal again (installed by [`start`]).
+    recheck: std::sync::OnceLock<tokio::sync::mpsc::UnboundedSender<Uuid>>,
 }
 
 impl std::fmt::Debug for Peers {
@@ -55,7 +57,11 @@ impl std::fmt::Debug for Peers {
 
 impl Default for Peers {
     fn default() -> Self {
-        Self { messaging: Messaging::new(Arc::new(SystemClock)), terminals: Mutex::default() }
+        Self {
+            messaging: Messaging::new(Arc::new(SystemClock)),
+            terminals: Mutex::default(),
+            recheck: std::sync::OnceLock::new(),
+        }
     }
 }
 
@@ -85,6 +91,39 @@ impl Peers {
     pub fn queued(&self, tuic_session: Uuid) -> usize {
         self.terminals().get(&tuic_session).map_or(0, |t| t.queue.len())
     }
+
+    /// Compose: queues a user command for the terminal, behind every entry accepted before it;
+    /// it is typed like a peer message, one per idle transition. Returns the commands queued.
+    pub fn compose(&self, tuic_session: Uuid, command: String) -> usize {
+        let queued = {
+            let mut terminals = self.terminals();
+            let queue = &mut terminals.entry(tuic_session).or_default().queue;
+            queue.push_command(command);
+            queue.command_count()
+        };
+        self.nudge(tuic_session);
+        queued
+    }
+
+    /// Compose: the user commands waiting (peer messages are not counted).
+    pub fn composed(&self, tuic_session: Uuid) -> usize {
+        self.terminals().get(&tuic_session).map_or(0, |t| t.queue.command_count())
+    }
+
+    /// Compose: drops the user commands only; queued peer messages keep their order.
+    pub fn clear_composed(&self, tuic_session: Uuid) -> usize {
+        let mut terminals = self.terminals();
+        let Some(terminal) = terminals.get_mut(&tuic_session) else { return 0 };
+        let cleared = terminal.queue.command_count();
+        terminal.queue.clear_commands();
+        cleared
+    }
+
+    fn nudge(&self, tuic_session: Uuid) {
+        if let Some(recheck) = self.recheck.get() {
+            let _ = recheck.send(tuic_session);
+        }
+    }
 }
 
 /// Starts the driver: installs the lifecycle-edge sink on the registry (sessions created from now
@@ -92,7 +131,9 @@ impl Peers {
 pub fn start(app: &App) {
     let (sink, edges) = tokio::sync::mpsc::unbounded_channel();
     app.sessions.set_edge_sink(sink);
-    tokio::spawn(driver::run(app.clone(), edges));
+    let (recheck, rechecks) = tokio::sync::mpsc::unbounded_channel();
+    let _ = app.peers.recheck.set(recheck.clone());
+    tokio::spawn(driver::run(app.clone(), edges, recheck, rechecks));
 }
 
 /// Step 0: binds protocol session `transport` to the `x-tuic-session` identity. A refusal (the

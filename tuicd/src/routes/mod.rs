@@ -3,6 +3,7 @@
 pub mod agents;
 pub mod auth;
 pub mod capture;
+pub mod compose;
 pub mod config;
 pub mod events;
 pub mod health;

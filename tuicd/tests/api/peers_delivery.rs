@@ -241,3 +241,45 @@ async fn delivery_pushes_into_a_working_claude_turn_on_its_channel_stream() {
     let page = bridge.inbox(Some(0)).await;
     assert_eq!(page["messages"][0]["from_tuic_session"], json!(sender_id));
 }
+
+#[tokio::test]
+async fn delivery_compose_commands_share_one_fifo_with_peer_messages() {
+    let daemon = Daemon::start().await;
+    let (id, tuic) = agent_session(&daemon).await;
+    let _bridge = Peer::in_terminal(&daemon, &tuic).await;
+    let sender = Peer::external(&daemon).await;
+    sender.register(json!({"name": "lead"})).await;
+    let url = format!("/sessions/{id}/compose");
+    wait_state(&daemon, &id, &["idle"]).await;
+    submit(&daemon, &id, "long task").await;
+    wait_state(&daemon, &id, &["working"]).await;
+    // Accepted in this order: command, peer message, command. Clearing drops only the commands.
+    let (status, queued) = daemon.post(&url, json!({"command": "cmd dropped"})).await;
+    assert_eq!((status, queued["queued"].clone()), (reqwest::StatusCode::ACCEPTED, json!(1)));
+    sender.send(&tuic, "m1").await;
+    daemon.post(&url, json!({"command": "cmd also dropped"})).await;
+    assert_eq!(daemon.get(&url).await.1["queued"], json!(2));
+    let (_, cleared) = daemon.request(reqwest::Method::DELETE, &url, None).await;
+    assert_eq!(cleared["cleared"], json!(2));
+    assert_eq!(daemon.get(&url).await.1["queued"], json!(0));
+    let (_, queued) = daemon.post(&url, json!({"command": "cmd after"})).await;
+    assert_eq!(queued["queued"], json!(1));
+    // The peer message accepted earlier goes first, then the command, each on its own idle edge.
+    let text = wait_output(&daemon, &id, "done: cmd after").await;
+    assert!(text.find("done: [TUIC message from lead] m1").unwrap() < text.find("Working on cmd after").unwrap());
+    assert!(!text.contains("cmd dropped") && !text.contains("cmd also dropped"), "a cleared command was typed");
+
+    // Bad input changes nothing.
+    for (body, needle) in [
+        (json!({"command": "  "}), "must not be empty"),
+        (json!({"command": "x".repeat(64 * 1024 + 1)}), "the limit is 65536"),
+        (json!({"cmd": "x"}), "cmd"),
+    ] {
+        let (status, error) = daemon.post(&url, body).await;
+        assert_eq!(status, reqwest::StatusCode::BAD_REQUEST, "{error}");
+        assert!(error["error"].as_str().unwrap().contains(needle), "{error}");
+    }
+    let (status, _) = daemon.post("/sessions/nope/compose", json!({"command": "x"})).await;
+    assert_eq!(status, reqwest::StatusCode::NOT_FOUND);
+    assert_eq!(daemon.get(&url).await.1["queued"], json!(0));
+}
