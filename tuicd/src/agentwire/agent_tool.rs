@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use super::spawn::{self, Spawn};
 use crate::mcp::tools::schema::{self, ActionSchema};
 use crate::mcp::tools::{
-    CallContext, ToolDef, ToolError, ToolFuture, params as parse, run_blocking, take_action, to_value,
+    CallContext, ToolDef, ToolError, ToolFuture, boxed, params as parse, run_blocking, take_action, to_value,
 };
 use crate::peers::actions::{self as peer, Inbox, ListPeers, Register, Send, Wait};
 
@@ -58,7 +58,7 @@ fn input_schema() -> Value {
 }
 
 fn call(ctx: CallContext, mut args: Map<String, Value>) -> ToolFuture {
-    Box::pin(async move {
+    boxed(async move {
         let action = take_action(NAME, AGENT_ACTIONS, &mut args)?;
         let action = action.as_str();
         if LOOPBACK_ONLY.contains(&action) {

@@ -15,7 +15,7 @@ use super::state::AgentCounters;
 use crate::limits::PROGRESS_TEXT_MAX_CHARS;
 use crate::mcp::tools::schema::{self, ActionSchema};
 use crate::mcp::tools::{
-    CallContext, ToolDef, ToolError, ToolFuture, params as parse, run_blocking, take_action, to_value,
+    CallContext, ToolDef, ToolError, ToolFuture, boxed, params as parse, run_blocking, take_action, to_value,
 };
 use crate::session::Session;
 use crate::state::App;
@@ -63,7 +63,7 @@ pub fn agent_name(app: &App, session: &Session) -> String {
 }
 
 fn call(ctx: CallContext, args: Map<String, Value>) -> ToolFuture {
-    Box::pin(async move {
+    boxed(async move {
         let report: Report = crate::mcp::tools::params(NAME, "report", args)?;
         match report.kind.as_str() {
             "done" | "blocked" => {}
@@ -199,7 +199,7 @@ fn repo_schema() -> Value {
 }
 
 fn repo_call(ctx: CallContext, mut args: Map<String, Value>) -> ToolFuture {
-    Box::pin(async move {
+    boxed(async move {
         let action = take_action(REPO_NAME, REPO_ACTIONS, &mut args)?;
         let p: ProgressList = parse(REPO_NAME, &action, args)?;
         let filter = Filter { project: p.project, agent: p.agent, since: p.since };

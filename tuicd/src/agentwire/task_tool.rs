@@ -10,7 +10,7 @@ use super::tasks::{Task, TaskError, TaskStatus};
 use crate::agent::AgentState;
 use crate::mcp::model::RpcError;
 use crate::mcp::tools::schema::{self, ActionSchema};
-use crate::mcp::tools::{CallContext, ToolDef, ToolError, ToolFuture, params as parse, take_action};
+use crate::mcp::tools::{CallContext, ToolDef, ToolError, ToolFuture, boxed, params as parse, take_action};
 use crate::state::App;
 
 pub const NAME: &str = "task";
@@ -49,7 +49,7 @@ fn render(app: &App, task: &Task) -> Value {
 }
 
 fn call(ctx: CallContext, mut args: Map<String, Value>) -> ToolFuture {
-    Box::pin(async move {
+    boxed(async move {
         let action = take_action(NAME, TASK_ACTIONS, &mut args)?;
         let action = action.as_str();
         let p: TaskRef = parse(NAME, action, args)?;

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::state::AgentCounters;
 use super::submit::{SubmitError, SubmitParams, submit as run_submit};
@@ -65,23 +65,6 @@ pub async fn inject(session: &Arc<Session>, text: &str) -> Result<(), ToolError>
     session.write_held(Bytes::from(plan.before_enter)).await.map_err(session_error)?;
     tokio::time::sleep(plan.gap).await;
     session.write_held(Bytes::from_static(plan.enter)).await.map_err(session_error)
-}
-
-/// Copies `agent_state` and `background_work` from a `SessionInfo`'s `state` to the top level,
-/// where `list` has them too.
-pub fn lift_state(value: &mut Value) {
-    let Value::Object(map) = value else { return };
-    let lifted: Map<String, Value> = map
-        .get("state")
-        .and_then(Value::as_object)
-        .map(|state| {
-            ["agent_state", "background_work"]
-                .iter()
-                .filter_map(|k| state.get(*k).map(|v| ((*k).to_owned(), v.clone())))
-                .collect()
-        })
-        .unwrap_or_default();
-    map.extend(lifted);
 }
 
 /// The `wait` answer for an agent session.

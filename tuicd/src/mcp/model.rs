@@ -115,7 +115,11 @@ pub fn notification(method: &str) -> Value {
 
 /// A tool call's result in the MCP content envelope: one text block of compact JSON.
 pub fn tool_result(value: &Value, is_error: bool) -> Value {
-    let text = serde_json::to_string(value).unwrap_or_else(|_| "{}".into());
+    tool_text_result(serde_json::to_string(value).unwrap_or_else(|_| "{}".into()), is_error)
+}
+
+/// [`tool_result`] for a result already printed as compact JSON.
+pub fn tool_text_result(text: String, is_error: bool) -> Value {
     json!({"content": [{"type": "text", "text": text}], "isError": is_error})
 }
 

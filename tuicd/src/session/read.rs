@@ -126,7 +126,12 @@ impl Session {
     /// `busy` while output arrived within [`SHELL_IDLE_AFTER`], `idle` after; `None` before the
     /// first output. Computed on read, so an idle session costs no timer.
     pub fn shell_state(&self) -> Option<ShellState> {
-        if let Some(state) = self.agent.status().shell_state {
+        self.shell_state_with(&self.agent.status())
+    }
+
+    /// [`Self::shell_state`] given the agent engine's view already read.
+    fn shell_state_with(&self, status: &crate::agent::AgentStatus) -> Option<ShellState> {
+        if let Some(state) = status.shell_state {
             return Some(match state {
                 crate::agent::ShellState::Busy => ShellState::Busy,
                 crate::agent::ShellState::Idle => ShellState::Idle,
@@ -149,15 +154,23 @@ impl Session {
     }
 
     pub fn info(&self) -> SessionInfo {
-        let shell_state = self.shell_state();
-        let state = serde_json::to_value(self.agent.status()).ok();
+        let (mut info, status) = self.info_and_status();
+        info.state = serde_json::to_value(status).ok();
+        info
+    }
+
+    /// The session's info without `state`, and the agent engine's view it was read with (one
+    /// tick of the engine for both).
+    pub fn info_and_status(&self) -> (SessionInfo, crate::agent::AgentStatus) {
+        let status = self.agent.status();
+        let shell_state = self.shell_state_with(&status);
         let (rows, cols, total_lines) = {
             let term = self.term();
             let (rows, cols) = term.screen.size();
             (rows, cols, term.screen.total_lines())
         };
         let out = self.lock();
-        SessionInfo {
+        let info = SessionInfo {
             session_id: self.id.clone(),
             tuic_session: self.tuic_session.clone(),
             alias: self.alias.clone(),
@@ -174,8 +187,9 @@ impl Session {
             exit_code: out.exit.and_then(|e| e.exit_code),
             total_written: out.ring.total(),
             total_lines,
-            state,
-        }
+            state: None,
+        };
+        (info, status)
     }
 
     /// Waits until `until` holds or `timeout` passes. Subscribes before it checks, so a change

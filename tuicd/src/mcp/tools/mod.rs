@@ -16,12 +16,25 @@ use futures_util::FutureExt;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
-use super::model::{RpcError, tool_result};
+use super::model::{RpcError, tool_result, tool_text_result};
 use crate::config::AppConfig;
 use crate::http::Caller;
 use crate::state::App;
 
-pub type ToolFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send>>;
+pub type ToolFuture = Pin<Box<dyn Future<Output = Result<Answer, ToolError>> + Send>>;
+
+/// What a tool answered: a value, or (for hot actions) the value already printed as compact JSON,
+/// which goes into the result's text block as it is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    Value(Value),
+    Text(String),
+}
+
+/// A tool's `call` body that answers with values, as a [`ToolFuture`].
+pub fn boxed(work: impl Future<Output = Result<Value, ToolError>> + Send + 'static) -> ToolFuture {
+    Box::pin(work.map(|answer| answer.map(Answer::Value)))
+}
 
 /// One native tool. Static data plus two function pointers, so the registry is a plain slice.
 #[derive(Debug)]
@@ -139,7 +152,8 @@ pub async fn call(
     };
     let outcome = AssertUnwindSafe((tool.call)(ctx, args)).catch_unwind().await;
     Ok(match outcome {
-        Ok(Ok(value)) => tool_result(&value, false),
+        Ok(Ok(Answer::Value(value))) => tool_result(&value, false),
+        Ok(Ok(Answer::Text(text))) => tool_text_result(text, false),
         Ok(Err(error)) => tool_result(&Value::Object(error.0), true),
         Err(panic) => {
             let what = panic_message(&panic);

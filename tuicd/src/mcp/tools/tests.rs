@@ -42,7 +42,7 @@ struct Say {
 }
 
 fn echo(_ctx: CallContext, mut args: Map<String, Value>) -> ToolFuture {
-    Box::pin(async move {
+    boxed(async move {
         match take_action("echo", ECHO_ACTIONS, &mut args)?.as_str() {
             "say" => Ok(json!({"said": params::<Say>("echo", "say", args)?.text})),
             "boom" => panic!("kaboom"),

@@ -191,16 +191,6 @@ fn fit_newest(lines: &[String], limit: usize) -> usize {
     lines.len()
 }
 
-pub fn status(ctx: &CallContext, p: Target) -> Result<Value, ToolError> {
-    let session = ctx.app.sessions.resolve(&p.session_id).map_err(session_error)?;
-    let mut value = to_value(&session.info())?;
-    crate::agentwire::tools::lift_state(&mut value);
-    if let (Some(description), Value::Object(map)) = (ctx.app.mcp.pty_description(&session.id), &mut value) {
-        map.insert("pty_description".into(), Value::String(description));
-    }
-    Ok(value)
-}
-
 pub fn resize(ctx: &CallContext, p: Resize) -> Result<Value, ToolError> {
     let session = ctx.app.sessions.resolve(&p.session_id).map_err(session_error)?;
     session.resize(p.rows, p.cols).map_err(session_error)?;

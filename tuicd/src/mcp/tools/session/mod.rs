@@ -5,12 +5,13 @@
 mod actions;
 mod keys;
 mod params;
+mod status;
 mod wait;
 
 use serde_json::{Map, Value};
 
 use super::schema::{self, ActionSchema};
-use super::{CallContext, ToolDef, ToolError, ToolFuture, params as parse, take_action};
+use super::{Answer, CallContext, ToolDef, ToolError, ToolFuture, params as parse, take_action};
 use crate::session::SessionError;
 
 pub const NAME: &str = "session";
@@ -81,13 +82,15 @@ fn call(ctx: CallContext, mut args: Map<String, Value>) -> ToolFuture {
         if LOOPBACK_ONLY.contains(&action) {
             ctx.require_loopback(NAME, action)?;
         }
-        match action {
+        if action == "status" {
+            return status::status(&ctx, parse(NAME, action, args)?).map(Answer::Text);
+        }
+        let answer = match action {
             "list" => parse::<params::List>(NAME, action, args).map(|_| actions::list(&ctx)),
             "create" => actions::create(&ctx, parse(NAME, action, args)?).await,
             "input" => actions::input(&ctx, parse(NAME, action, args)?).await,
             "submit" => crate::agentwire::tools::submit(&ctx, parse(NAME, action, args)?).await,
             "output" => actions::output(&ctx, parse(NAME, action, args)?),
-            "status" => actions::status(&ctx, parse(NAME, action, args)?),
             "wait" => wait::wait(&ctx, parse(NAME, action, args)?).await,
             "resize" => actions::resize(&ctx, parse(NAME, action, args)?),
             "close" => actions::close(&ctx, parse(NAME, action, args)?, false).await,
@@ -98,7 +101,8 @@ fn call(ctx: CallContext, mut args: Map<String, Value>) -> ToolFuture {
                 parse::<params::List>(NAME, action, args)?;
                 actions::process_stats(&ctx).await
             }
-        }
+        };
+        answer.map(Answer::Value)
     })
 }
 
