@@ -133,7 +133,14 @@ pub fn send(ctx: &CallContext, p: Send) -> Result<Value, ToolError> {
     answer["buffered_in_inbox"] = json!(true);
     if let Some(session) = View(app).session_of(outcome.recipient) {
         let status = session.agent.status();
-        answer["recipient_state"] = json!({"shell_state": status.shell_state, "agent_state": status.agent_state});
+        let mut state = serde_json::Map::new();
+        if let Some(shell) = status.shell_state {
+            state.insert("shell_state".into(), json!(shell));
+        }
+        if let Some(agent) = status.agent_state {
+            state.insert("agent_state".into(), json!(agent));
+        }
+        answer["recipient_state"] = Value::Object(state);
     }
     if outcome.delivery_path == DeliveryPath::InboxOnly {
         answer["warning"] = json!(if outcome.recipient_has_terminal {

@@ -33,7 +33,7 @@ use uuid::Uuid;
 
 use crate::agent::AgentState;
 use crate::messaging::injection::InjectionQueue;
-use crate::messaging::{Messaging, SystemClock, TransportId};
+use crate::messaging::{Attach, Messaging, SystemClock, TransportId};
 use crate::state::App;
 use view::View;
 
@@ -148,7 +148,10 @@ pub fn bind(app: &App, transport: &str, tuic_session: &str) {
                 source = "agent_identity", session = %transport, tuic_session = %id,
                 attach = ?outcome.attach, "bound MCP session to its terminal identity"
             );
-            app.events.publish(PEER_REGISTERED, &json!({"tuic_session": id, "name": outcome.name}));
+            // A refresh or a sibling joining is not a new peer.
+            if matches!(outcome.attach, Attach::Bound | Attach::Reclaimed) {
+                app.events.publish(PEER_REGISTERED, &json!({"tuic_session": id, "name": outcome.name}));
+            }
         }
         Err(e) => {
             tracing::warn!(source = "agent_identity", session = %transport, error = %e, "x-tuic-session not bound")

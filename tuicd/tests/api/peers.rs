@@ -240,8 +240,14 @@ async fn peers_terminal_identity_binds_at_initialize_joins_siblings_and_repairs(
     let invented = "5e1f0000-0000-4000-8000-0000000000aa";
     lost.register(json!({"tuic_session": invented, "name": "lost"})).await;
     sender.send(invented, "kept across the repair").await;
+    let events =
+        daemon.client.get(Daemon::url("/events?types=peer-registered,peer-unregistered")).send().await.unwrap();
     let repaired = lost.register(json!({"tuic_session": real})).await;
     assert_eq!(repaired["superseded_identity"], json!(invented), "{repaired}");
+    // /events tells the retire and the registration.
+    let told = read_events(events, |e| e.len() >= 2).await;
+    let kinds: Vec<(&str, &Value)> = told.iter().map(|(_, k, d)| (k.as_str(), &d["tuic_session"])).collect();
+    assert_eq!(kinds, [("peer-unregistered", &json!(invented)), ("peer-registered", &json!(real))], "{told:?}");
     assert_eq!(repaired["mail_migrated"], json!(1));
     assert_eq!(contents(&lost.inbox(None).await), ["kept across the repair"]);
     let e = sender.fails(json!({"action": "send", "to": invented, "message": "late"})).await;
