@@ -65,6 +65,12 @@ async fn delivery_types_into_an_idle_agent_and_queues_for_a_busy_one_in_order() 
     wait_output(&daemon, &id, "done: [TUIC message from lead] hello there second line").await;
     // The inbox stays authoritative.
     assert_eq!(contents(&worker.inbox(None).await), ["hello there\nsecond line"]);
+    // A body over 2 KB is not typed: a pointer to the inbox is.
+    wait_state(&daemon, &id, &["completed", "idle"]).await;
+    let long = format!("report {}", "x".repeat(3000));
+    sender.send(&tuic, &long).await;
+    wait_output(&daemon, &id, "done: [TUIC] new message from lead \u{2014} read it with: agent action=inbox").await;
+    assert_eq!(contents(&worker.inbox(None).await), [long]);
 
     // Busy: both wait for idle edges, one per transition, first in first out.
     wait_state(&daemon, &id, &["completed", "idle"]).await;
