@@ -46,6 +46,7 @@ mod error;
 mod owner;
 mod process;
 mod read;
+mod reader;
 mod registry;
 pub mod ring;
 mod screen;
