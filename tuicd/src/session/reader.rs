@@ -66,16 +66,34 @@ fn read_until_end(session: &Session, pty: &OwnedFd) {
         }
         let paused = *session.paused.borrow();
         if !paused {
-            match rustix::io::read(pty, &mut buf[..]) {
-                Ok(0) => return,
-                Ok(n) => {
-                    super::tasks::ingest(session, &buf[..n]);
-                    continue;
+            // Read until the kernel has nothing more or the buffer is full, then ingest once: a
+            // flood becomes fewer, larger chunks (one lock, one broadcast, one frame per client)
+            // while a lone echo still goes out after a single read and one `EAGAIN`.
+            let mut filled = 0;
+            let outcome = loop {
+                match rustix::io::read(pty, &mut buf[filled..]) {
+                    Ok(0) => break Err(None),
+                    Ok(n) => {
+                        filled += n;
+                        if filled == buf.len() {
+                            break Ok(());
+                        }
+                    }
+                    Err(Errno::INTR) => {}
+                    Err(Errno::AGAIN) => break Ok(()),
+                    // EIO: every holder of the PTY's child side has closed it.
+                    Err(Errno::IO) => break Err(None),
+                    Err(e) => break Err(Some(e)),
                 }
-                Err(Errno::AGAIN | Errno::INTR) => {}
-                // EIO: every holder of the PTY's child side has closed it.
-                Err(Errno::IO) => return,
-                Err(e) => {
+            };
+            if filled > 0 {
+                super::tasks::ingest(session, &buf[..filled]);
+            }
+            match outcome {
+                Ok(()) if filled == buf.len() => continue,
+                Ok(()) => {}
+                Err(None) => return,
+                Err(Some(e)) => {
                     tracing::warn!(session = %session.id, error = %e, "PTY read failed; treating as end of output");
                     return;
                 }
