@@ -2,7 +2,8 @@
 //!
 //! `cargo bench -p tuicd --bench sessions -- [flood] [echo] [idle]` (all three without arguments).
 //! - flood: the same producer (`cat` of a ~108 MB base64 file) read (a) directly from a PTY by a
-//!   minimal reader and (b) through tuicd's WebSocket; 3 alternating runs each, best of each.
+//!   minimal reader and (b) through tuicd's WebSocket, in both output modes: JSON text frames (the
+//!   default) and binary frames (`?binary=1`); 3 alternating runs of each, best and median of each.
 //! - echo: keystroke echo round trip through the WebSocket to `cat` in a cooked PTY, 1000
 //!   iterations, p50/p99. Run under `taskset -c 0` for the pinned figure (children inherit it).
 //! - idle: daemon RSS per session with 500 idle shells; daemon CPU over 10 s with 100 idle shells.
@@ -66,8 +67,15 @@ impl Daemon {
     }
 
     async fn connect(&self, id: &str) -> Socket {
+        self.connect_with(id, "").await
+    }
+
+    async fn connect_with(&self, id: &str, query: &str) -> Socket {
         let stream = tokio::net::UnixStream::connect(self.dir.path().join("mcp.sock")).await.unwrap();
-        tokio_tungstenite::client_async(format!("ws://tuic/sessions/{id}/stream?cursor=0"), stream).await.unwrap().0
+        tokio_tungstenite::client_async(format!("ws://tuic/sessions/{id}/stream?cursor=0{query}"), stream)
+            .await
+            .unwrap()
+            .0
     }
 }
 
@@ -130,26 +138,59 @@ async fn flood_direct(file: &Path) -> (u64, Duration) {
     (total, elapsed)
 }
 
-async fn flood_tuicd(daemon: &Daemon, file: &Path) -> (u64, u64, Duration) {
+/// Output modes of the stream the flood measures.
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Json,
+    Binary,
+}
+
+impl Mode {
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Json => "JSON text frames",
+            Mode::Binary => "binary frames (?binary=1)",
+        }
+    }
+}
+
+async fn flood_tuicd(daemon: &Daemon, file: &Path, mode: Mode) -> (u64, u64, Duration) {
     let id = daemon.create(json!({"shell": "/bin/sh", "args": producer(file), "cwd": "/"})).await;
-    let mut socket = daemon.connect(&id).await;
+    let query = if mode == Mode::Binary { "&binary=1" } else { "" };
+    let mut socket = daemon.connect_with(&id, query).await;
     tokio::time::sleep(Duration::from_millis(200)).await; // let stty run before "go"
     let start = Instant::now();
     socket.send(Message::text("\n")).await.unwrap();
     let (mut total, mut missed, mut frames) = (0u64, 0u64, 0u64);
+    let mut next = 0u64;
     while let Some(Ok(message)) = socket.next().await {
-        let Message::Text(text) = message else { continue };
+        let text = match message {
+            Message::Binary(frame) => {
+                // An 8-byte big-endian cursor, then raw bytes: count them, check they are contiguous.
+                frames += 1;
+                let cursor = u64::from_be_bytes(frame[..8].try_into().unwrap());
+                assert_eq!(cursor, next, "binary frames are contiguous");
+                next = cursor + (frame.len() - 8) as u64;
+                total += (frame.len() - 8) as u64;
+                continue;
+            }
+            Message::Text(text) => text,
+            _ => continue,
+        };
         frames += 1;
         let frame: CountFrame = serde_json::from_str(&text).unwrap();
         match frame.kind.as_str() {
             "output" => total += frame.total_written - frame.cursor,
-            "lagged" => missed += frame.missed,
+            "lagged" => {
+                missed += frame.missed;
+                next = frame.cursor;
+            }
             "exit" => break,
             _ => {}
         }
     }
     let elapsed = start.elapsed();
-    println!("  tuicd: {frames} frames, {} B per frame on average", total / frames.max(1));
+    println!("  tuicd {}: {frames} frames, {} B per frame on average", mode.name(), total / frames.max(1));
     (total, missed, elapsed)
 }
 
@@ -158,25 +199,49 @@ async fn flood() {
     let file = flood_file(work.path());
     let size = std::fs::metadata(&file).unwrap().len();
     let daemon = Daemon::start(json!({})).await;
-    let (mut best_direct, mut best_tuicd) = (0f64, 0f64);
+    let mb_s = |bytes: u64, took: Duration| bytes as f64 / took.as_secs_f64() / 1e6;
+    let (mut direct_runs, mut json_runs, mut binary_runs) = (Vec::new(), Vec::new(), Vec::new());
     for run in 1..=FLOOD_RUNS {
+        let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+        let load = load.split_whitespace().next().unwrap_or("?").to_owned();
         let (bytes, direct) = flood_direct(&file).await;
-        let (got, missed, via) = flood_tuicd(&daemon, &file).await;
+        direct_runs.push(mb_s(bytes, direct));
         println!(
-            "flood run {run}: file {size} B; direct {bytes} B in {:.3} s ({:.0} MB/s); tuicd WS {got} B (+{missed} missed) in {:.3} s ({:.0} MB/s)",
+            "flood run {run} (load {load}): file {size} B; direct {bytes} B in {:.3} s ({:.0} MB/s)",
             direct.as_secs_f64(),
-            bytes as f64 / direct.as_secs_f64() / 1e6,
-            via.as_secs_f64(),
-            got as f64 / via.as_secs_f64() / 1e6
+            mb_s(bytes, direct)
         );
-        best_direct = best_direct.max(bytes as f64 / direct.as_secs_f64() / 1e6);
-        // Only what reached the client counts.
-        best_tuicd = best_tuicd.max(got as f64 / via.as_secs_f64() / 1e6);
+        for (mode, runs) in [(Mode::Json, &mut json_runs), (Mode::Binary, &mut binary_runs)] {
+            let (got, missed, via) = flood_tuicd(&daemon, &file, mode).await;
+            // Only what reached the client counts.
+            runs.push(mb_s(got, via));
+            println!(
+                "flood run {run}: tuicd WS {}: {got} B (+{missed} missed) in {:.3} s ({:.0} MB/s), ratio to this run's direct {:.3}",
+                mode.name(),
+                via.as_secs_f64(),
+                mb_s(got, via),
+                mb_s(got, via) / mb_s(bytes, direct)
+            );
+        }
     }
-    println!(
-        "flood best: direct {best_direct:.0} MB/s, tuicd WebSocket {best_tuicd:.0} MB/s, ratio {:.3}",
-        best_tuicd / best_direct
-    );
+    let best = |runs: &[f64]| runs.iter().copied().fold(0f64, f64::max);
+    let median = |runs: &[f64]| {
+        let mut sorted = runs.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        sorted[sorted.len() / 2]
+    };
+    for (mode, runs) in [(Mode::Json, &json_runs), (Mode::Binary, &binary_runs)] {
+        println!(
+            "flood {}: best direct {:.0} MB/s vs tuicd {:.0} MB/s, ratio {:.3}; median direct {:.0} vs tuicd {:.0}, ratio {:.3}",
+            mode.name(),
+            best(&direct_runs),
+            best(runs),
+            best(runs) / best(&direct_runs),
+            median(&direct_runs),
+            median(runs),
+            median(runs) / median(&direct_runs)
+        );
+    }
 }
 
 async fn echo() {

@@ -155,6 +155,10 @@ pub const SESSION_RING_BYTES: usize = 2 * 1024 * 1024;
 pub const SESSION_LOG_LINES: usize = 10_000;
 /// One PTY read. 64 KiB drains a flooding child in few syscalls; it is the reference's figure.
 pub const PTY_READ_CHUNK: usize = 64 * 1024;
+/// Stack reserved for each session's PTY reader thread. Its frames are shallow (read, ring push,
+/// broadcast, capture, a log line); only touched pages count towards RSS, so an idle session's
+/// thread costs a few KiB of memory whatever this is.
+pub const PTY_READER_STACK_BYTES: usize = 128 * 1024;
 /// Writes queued for the writer task; a caller waits when a child stops reading its input, but the
 /// reader (and every other session) never does.
 pub const PTY_INPUT_QUEUE: usize = 256;

@@ -10,3 +10,4 @@ pub mod health;
 pub mod monitor;
 pub mod sessions;
 pub mod stream;
+mod stream_encode;

@@ -1,6 +1,8 @@
 //! `GET /sessions/:id/stream`: the WebSocket. Catch-up from `?cursor=` (or the whole ring), then
 //! live JSON text frames (`output`, `parsed`, `lagged`, `exit`, `closed`), then the close
-//! handshake. Client text or binary frames are written to the PTY verbatim (loopback callers only).
+//! handshake. With `?binary=1` output goes as binary frames instead (an 8-byte big-endian cursor,
+//! then the raw bytes: no UTF-8 hold-back, no JSON escaping); every other frame stays JSON text.
+//! Client text or binary frames are written to the PTY verbatim (loopback callers only).
 //!
 //! Each client reads the session broadcast at its own pace. A client whose socket stalls falls
 //! behind the broadcast's bounded window, is told with a `lagged` frame only if the ring no longer
@@ -26,6 +28,8 @@ use crate::session::ring::incomplete_utf8_tail;
 use crate::session::{Session, SessionEvent};
 use crate::state::App;
 
+use super::stream_encode::{binary_output, json_output};
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct StreamParams {
@@ -35,6 +39,8 @@ struct StreamParams {
     offset: Option<u64>,
     /// Only `raw` is served over the socket; text/log readers poll `/output` with a cursor.
     format: Option<String>,
+    /// `1`/`true`: output as binary frames (see the module doc); `0`/`false` (the default): JSON.
+    binary: Option<String>,
 }
 
 pub async fn stream(app: &App, caller: &Caller, id: &str, mut req: Request) -> ApiResult {
@@ -46,9 +52,15 @@ pub async fn stream(app: &App, caller: &Caller, id: &str, mut req: Request) -> A
     if !hyper_tungstenite::is_upgrade_request(&req) {
         return Err(ApiError::BadRequest("this endpoint expects a WebSocket upgrade".into()));
     }
+    let binary = match params.binary.as_deref() {
+        None | Some("0" | "false") => false,
+        Some("1" | "true") => true,
+        Some(_) => return Err(ApiError::InvalidField("binary: expected 1, 0, true or false".into())),
+    };
     let (response, websocket) = hyper_tungstenite::upgrade(&mut req, None)
         .map_err(|e| ApiError::BadRequest(format!("WebSocket upgrade failed: {e}")))?;
-    let client = Client { app: app.clone(), session, can_write: caller.is_loopback(), next: 0, held: Vec::new() };
+    let client =
+        Client { app: app.clone(), session, can_write: caller.is_loopback(), binary, next: 0, held: Vec::new() };
     let cursor = params.cursor.or(params.offset);
     tokio::spawn(async move {
         match websocket.await {
@@ -63,9 +75,12 @@ struct Client {
     app: App,
     session: Arc<Session>,
     can_write: bool,
+    /// Output as binary frames (raw bytes after an 8-byte cursor) instead of JSON text.
+    binary: bool,
     /// Cursor after the last byte taken from the session (sent, or held in `held`).
     next: u64,
-    /// An incomplete UTF-8 character at the end of the last chunk, sent with the next one.
+    /// An incomplete UTF-8 character at the end of the last chunk, sent with the next one (JSON
+    /// mode only: binary frames carry raw bytes and may split a character).
     held: Vec<u8>,
 }
 
@@ -81,7 +96,7 @@ impl Client {
             if first.missed > 0 {
                 send(&mut sink, &StreamFrame::Lagged { missed: first.missed, cursor: first.start }).await?;
             }
-            self.forward(&mut sink, first.start, first.data).await?;
+            self.forward(&mut sink, first.start, &[&first.data]).await?;
             self.catch_up(&mut sink).await?;
             if let Some(exit) = finished {
                 return self.end(&mut sink, exit.exit_code, exit.reason).await;
@@ -129,13 +144,17 @@ impl Client {
         loop {
             match event {
                 SessionEvent::Output { start, data } => {
-                    let mut batch = data.to_vec();
+                    // The chunks are shared with the broadcast: gathered by reference, copied once
+                    // into the frame.
+                    let mut batch = vec![data];
+                    let mut len = batch[0].len();
                     let mut follow = None;
-                    while batch.len() < WS_BATCH_BYTES {
+                    while len < WS_BATCH_BYTES {
                         match live.try_recv() {
                             Ok(next) => match &*next {
-                                SessionEvent::Output { start: s, data } if *s == start + batch.len() as u64 => {
-                                    batch.extend_from_slice(data)
+                                SessionEvent::Output { start: s, data } if *s == start + len as u64 => {
+                                    len += data.len();
+                                    batch.push(data.clone());
                                 }
                                 other => {
                                     follow = Some(other.clone());
@@ -175,40 +194,50 @@ impl Client {
 
     /// Sends a live chunk; a chunk that starts beyond `next` means this client missed bytes, so
     /// it resyncs from the ring instead.
-    async fn deliver(&mut self, sink: &mut Sink, start: u64, data: Vec<u8>) -> Result<(), Gone> {
+    async fn deliver(&mut self, sink: &mut Sink, start: u64, batch: Vec<Bytes>) -> Result<(), Gone> {
         if start > self.next {
             return self.catch_up(sink).await;
         }
-        self.forward(sink, start, data).await
+        let parts: Vec<&[u8]> = batch.iter().map(|b| b.as_ref()).collect();
+        self.forward(sink, start, &parts).await
     }
 
-    /// Sends the part of `[start, start + data.len())` this client has not had yet (`start` must not
-    /// be beyond `next`).
-    async fn forward(&mut self, sink: &mut Sink, start: u64, data: Vec<u8>) -> Result<(), Gone> {
-        let end = start + data.len() as u64;
+    /// Sends the part of the contiguous `parts`, starting at cursor `start`, that this client has not
+    /// had yet (`start` must not be beyond `next`), as one frame.
+    async fn forward(&mut self, sink: &mut Sink, start: u64, parts: &[&[u8]]) -> Result<(), Gone> {
+        let end = start + parts.iter().map(|p| p.len() as u64).sum::<u64>();
         if end <= self.next {
             return Ok(());
         }
-        let fresh = &data[(self.next - start) as usize..];
+        let mut skip = (self.next - start) as usize;
+        let cursor = self.next - self.held.len() as u64;
         self.next = end;
-        let mut bytes = std::mem::take(&mut self.held);
-        bytes.extend_from_slice(fresh);
+        let fresh = (end - cursor) as usize;
+        let mut bytes = if self.binary { binary_output(cursor, fresh) } else { Vec::with_capacity(fresh) };
+        bytes.append(&mut self.held);
+        for part in parts {
+            let from = skip.min(part.len());
+            skip -= from;
+            bytes.extend_from_slice(&part[from..]);
+        }
+        if self.binary {
+            return sink.send(Message::binary(bytes)).await.map_err(|_| Gone);
+        }
         let hold = incomplete_utf8_tail(&bytes);
         self.held = bytes.split_off(bytes.len() - hold);
-        self.send_output(sink, bytes).await
+        self.send_output(sink, cursor, &bytes).await
     }
 
-    async fn send_output(&mut self, sink: &mut Sink, bytes: Vec<u8>) -> Result<(), Gone> {
+    async fn send_output(&mut self, sink: &mut Sink, cursor: u64, bytes: &[u8]) -> Result<(), Gone> {
         if bytes.is_empty() {
             return Ok(());
         }
-        let total_written = self.next - self.held.len() as u64;
-        let cursor = total_written - bytes.len() as u64;
-        let data = match String::from_utf8(bytes) {
-            Ok(s) => s,
-            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        let total_written = cursor + bytes.len() as u64;
+        let frame = match std::str::from_utf8(bytes) {
+            Ok(data) => json_output(data, cursor, total_written),
+            Err(_) => json_output(&String::from_utf8_lossy(bytes), cursor, total_written),
         };
-        send(sink, &StreamFrame::Output { data, cursor, total_written }).await
+        sink.send(Message::text(frame)).await.map_err(|_| Gone)
     }
 
     /// Reads the ring from `next` until it is exhausted, telling the client what was evicted.
@@ -223,7 +252,7 @@ impl Client {
             if read.data.is_empty() {
                 return Ok(());
             }
-            self.forward(sink, read.start, read.data).await?;
+            self.forward(sink, read.start, &[&read.data]).await?;
         }
     }
 
@@ -231,11 +260,7 @@ impl Client {
     async fn end(&mut self, sink: &mut Sink, exit_code: Option<i32>, reason: &'static str) -> Result<(), Gone> {
         self.catch_up(sink).await?;
         let held = std::mem::take(&mut self.held);
-        if !held.is_empty() {
-            let total_written = self.next;
-            let data = String::from_utf8_lossy(&held).into_owned();
-            send(sink, &StreamFrame::Output { data, cursor: total_written - held.len() as u64, total_written }).await?;
-        }
+        self.send_output(sink, self.next - held.len() as u64, &held).await?;
         let session_id = self.session.id.clone();
         send(sink, &StreamFrame::Exit { session_id: session_id.clone(), exit_code }).await?;
         send(sink, &StreamFrame::Closed { session_id, reason: reason.to_owned() }).await?;

@@ -32,12 +32,13 @@
 //!   for [`SESSION_TOMBSTONE_TTL`](crate::limits::SESSION_TOMBSTONE_TTL): output and exit code stay
 //!   readable, input is refused.
 //! - Every byte the child wrote is in the ring, the screen and the broadcast before `Exit`.
-//! - The reader only appends to the ring and broadcasts; the screen model follows the ring on its
+//! - The reader (a dedicated thread per session, `reader.rs`, so draining a flood never waits for a
+//!   tokio worker) only appends to the ring and broadcasts; the screen model follows the ring on its
 //!   own task (`tasks::follow_screen`), so parsing never slows output. Under a flood it skips ahead
 //!   when more than `SCREEN_MAX_BACKLOG` behind and takes a bounded share of a core.
 //! - Cursors only move forward: bytes for raw output, log lines for text/log output.
-//! - No per-session timer: an idle session costs its four parked tasks (reader, writer,
-//!   supervisor, screen) and its buffers.
+//! - No per-session timer: an idle session costs its reader thread parked in `poll()` (a few
+//!   touched stack pages), three parked tasks (writer, supervisor, screen) and its buffers.
 //! - This module knows nothing about HTTP.
 
 mod alias;
@@ -46,6 +47,7 @@ mod error;
 mod owner;
 mod process;
 mod read;
+mod reader;
 mod registry;
 pub mod ring;
 mod screen;

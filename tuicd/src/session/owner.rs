@@ -12,6 +12,7 @@ use proto::session::ParsedEvent;
 use tokio::sync::{Notify, broadcast, mpsc, oneshot, watch};
 
 use super::capture::CaptureFile;
+use super::reader::ReaderControl;
 use super::ring::RawRing;
 use super::screen::ScreenModel;
 use super::spawn::{SpawnPlan, check_size};
@@ -85,6 +86,8 @@ pub struct Session {
     pub(super) live: broadcast::Sender<Arc<SessionEvent>>,
     input: mpsc::Sender<Bytes>,
     pub(super) paused: watch::Sender<bool>,
+    /// Wakes or stops the reader thread (see [`super::reader`]).
+    pub(super) reader: ReaderControl,
     /// Flips to true once, in `finish`.
     pub(super) done: watch::Sender<bool>,
     kill: Mutex<Option<oneshot::Sender<&'static str>>>,
@@ -119,8 +122,8 @@ pub(super) struct TermState {
 }
 
 impl Session {
-    /// The one constructor: starts the planned child on a fresh PTY, then the reader, writer and
-    /// supervisor tasks. `on_close` runs once, after [`Session::finish`].
+    /// The one constructor: starts the planned child on a fresh PTY, then the reader thread and the
+    /// writer, screen and supervisor tasks. `on_close` runs once, after [`Session::finish`].
     pub(super) fn start(
         plan: &SpawnPlan,
         identity: Identity,
@@ -132,7 +135,13 @@ impl Session {
         let winsize_fd = std::os::fd::AsFd::as_fd(&pty)
             .try_clone_to_owned()
             .map_err(|e| SessionError::Spawn(format!("duplicating the PTY descriptor: {e}")))?;
-        let (reader, writer) = pty.into_split();
+        // The reader thread reads a duplicate of the master, so the async half is the writer's alone.
+        let read_fd = std::os::fd::AsFd::as_fd(&pty)
+            .try_clone_to_owned()
+            .map_err(|e| SessionError::Spawn(format!("duplicating the PTY descriptor: {e}")))?;
+        let reader =
+            ReaderControl::new().map_err(|e| SessionError::Spawn(format!("creating the reader's eventfd: {e}")))?;
+        let (_, writer) = pty.into_split();
         let (input, input_rx) = mpsc::channel(PTY_INPUT_QUEUE);
         let (kill, kill_rx) = oneshot::channel();
         let live = broadcast::channel(SESSION_BROADCAST_CAPACITY).0;
@@ -167,6 +176,7 @@ impl Session {
             live,
             input,
             paused: watch::channel(false).0,
+            reader,
             done: watch::channel(false).0,
             kill: Mutex::new(Some(kill)),
             winsize_fd: Mutex::new(Some(winsize_fd)),
@@ -174,7 +184,9 @@ impl Session {
             counters,
             agent,
         });
-        let reading = tokio::spawn(tasks::read_output(session.clone(), reader));
+        // On failure the child is dropped here, which kills it (`kill_on_drop`).
+        let reading = super::reader::spawn(session.clone(), read_fd)
+            .map_err(|e| SessionError::Spawn(format!("starting the PTY reader thread: {e}")))?;
         tokio::spawn(tasks::follow_screen(session.clone()));
         tokio::spawn(tasks::write_input(session.clone(), writer, input_rx));
         tokio::spawn(tasks::supervise(session.clone(), child, reading, kill_rx, on_close));
@@ -242,12 +254,14 @@ impl Session {
         if !self.paused.send_replace(true) {
             self.counters.pauses_triggered.fetch_add(1, Ordering::Relaxed);
         }
+        self.reader.wake();
         Ok(())
     }
 
     pub fn resume(&self) -> Result<(), SessionError> {
         self.ensure_running("resume")?;
         self.paused.send_replace(false);
+        self.reader.wake();
         Ok(())
     }
 
@@ -307,6 +321,7 @@ impl Session {
             let _ = self.live.send(Arc::new(SessionEvent::Closed { reason }));
         }
         self.paused.send_replace(false);
+        self.reader.wake();
         self.done.send_replace(true);
         self.screen_wake.notify_one();
         self.kill.lock().unwrap_or_else(|e| e.into_inner()).take();

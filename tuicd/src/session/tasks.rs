@@ -1,6 +1,7 @@
-//! The three tasks of a session: the reader (PTY -> ring, screen, broadcast, capture), the writer
-//! (input queue -> PTY, so a child that stops reading never blocks anyone else) and the supervisor
-//! (child exit or close request -> drain -> the one teardown).
+//! The tasks of a session: the reader thread's `ingest` (PTY -> ring, broadcast, capture; see
+//! `reader.rs`), the screen follower (ring -> vt100 model), the writer (input queue -> PTY, so a
+//! child that stops reading never blocks anyone else) and the supervisor (child exit or close
+//! request -> drain -> the one teardown).
 
 use std::os::unix::process::ExitStatusExt;
 use std::sync::Arc;
@@ -8,39 +9,16 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use bytes::Bytes;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::sync::{mpsc, oneshot};
-use tokio::task::JoinHandle;
 
 use super::capture::Direction;
 use super::owner::{OnClose, Session, SessionEvent};
-use crate::limits::{PTY_DRAIN_AFTER_EXIT, PTY_READ_CHUNK, SCREEN_BATCH, SCREEN_FLOOD_IDLE_FACTOR, SCREEN_MAX_BACKLOG};
+use crate::limits::{PTY_DRAIN_AFTER_EXIT, SCREEN_BATCH, SCREEN_FLOOD_IDLE_FACTOR, SCREEN_MAX_BACKLOG};
 
-/// Reads until EOF (Linux reports a closed PTY as EIO). Each chunk goes to the ring, the screen
-/// model and the broadcast under one lock, then to the capture file.
-pub(super) async fn read_output(session: Arc<Session>, mut reader: pty_process::OwnedReadPty) {
-    let mut buf = vec![0u8; PTY_READ_CHUNK];
-    let mut paused = session.paused.subscribe();
-    loop {
-        if *paused.borrow_and_update() {
-            let _ = paused.wait_for(|p| !*p).await;
-        }
-        let n = match reader.read(&mut buf).await {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            // EIO: every holder of the PTY's child side has closed it.
-            Err(e) if e.raw_os_error() == Some(rustix::io::Errno::IO.raw_os_error()) => break,
-            Err(e) => {
-                tracing::warn!(session = %session.id, error = %e, "PTY read failed; treating as end of output");
-                break;
-            }
-        };
-        ingest(&session, &buf[..n]);
-    }
-}
-
-fn ingest(session: &Session, bytes: &[u8]) {
+/// One chunk the reader thread read: to the ring and the broadcast under one lock (so live order
+/// equals cursor order for every subscriber), then to the screen task and the capture file.
+pub(super) fn ingest(session: &Session, bytes: &[u8]) {
     let data = Bytes::copy_from_slice(bytes);
     {
         let mut out = session.lock();
@@ -146,7 +124,7 @@ pub(super) async fn write_input(
 pub(super) async fn supervise(
     session: Arc<Session>,
     mut child: tokio::process::Child,
-    mut reading: JoinHandle<()>,
+    mut reading: oneshot::Receiver<()>,
     kill: oneshot::Receiver<&'static str>,
     on_close: OnClose,
 ) {
@@ -167,7 +145,9 @@ pub(super) async fn supervise(
     // the PTY open is given a bounded grace, then cut off.
     if tokio::time::timeout(PTY_DRAIN_AFTER_EXIT, &mut reading).await.is_err() {
         tracing::debug!(session = %session.id, "output still open after the child exited; closing anyway");
-        reading.abort();
+        session.reader.stop();
+        // The thread ends after the chunk it may be ingesting, so nothing follows `Exit`.
+        let _ = reading.await;
     }
     // ...and the screen model, before the exit is recorded.
     let total = session.lock().ring.total();

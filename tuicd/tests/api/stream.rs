@@ -25,6 +25,8 @@ struct Transcript {
     missed: u64,
     frames: Vec<String>,
     exit: Option<Value>,
+    /// Output frames that came as binary frames (`?binary=1`).
+    binary_frames: usize,
 }
 
 async fn read_to_close(socket: &mut Socket) -> Transcript {
@@ -33,6 +35,16 @@ async fn read_to_close(socket: &mut Socket) -> Transcript {
         let message = tokio::time::timeout(DEADLINE, socket.next()).await.expect("a frame or close in time");
         let text = match message {
             Some(Ok(Message::Text(text))) => text,
+            Some(Ok(Message::Binary(frame))) => {
+                // An 8-byte big-endian cursor, then raw bytes (ASCII in these tests).
+                assert!(t.exit.is_none(), "output after exit");
+                let cursor = u64::from_be_bytes(frame[..8].try_into().unwrap());
+                t.data.push_str(std::str::from_utf8(&frame[8..]).unwrap());
+                t.spans.push((cursor, cursor + frame.len() as u64 - 8));
+                t.binary_frames += 1;
+                t.frames.push("output".into());
+                continue;
+            }
             Some(Ok(Message::Close(_))) | None => return t,
             Some(Ok(_)) => continue,
             Some(Err(e)) => panic!("socket error: {e}"),
@@ -216,4 +228,49 @@ async fn title_and_alternate_screen_changes_arrive_as_parsed_frames() {
     assert!(parsed.contains(&json!({"type": "title", "title": "my-title"})), "{parsed:?}");
     assert!(parsed.contains(&json!({"type": "alternate_screen", "active": true})), "{parsed:?}");
     assert!(parsed.contains(&json!({"type": "alternate_screen", "active": false})), "{parsed:?}");
+}
+
+#[tokio::test]
+async fn binary_mode_delivers_every_byte_of_a_flood_before_exit_and_catch_up_joins_live() {
+    let daemon = Daemon::start().await;
+    let id = create_id(&daemon, json!({})).await;
+    write(&daemon, &id, "stty -echo; seq 1 50000; sleep 0.2; seq 50001 250000; exit 0\n").await;
+    // Join mid-flood from cursor 0: part catch-up from the ring, part live, the last chunk at exit.
+    crate::harness::wait_until("the flood started", DEADLINE, || async {
+        let (_, info) = daemon.get(&format!("/sessions/{id}")).await;
+        (info["total_written"].as_u64().unwrap() > 100_000).then_some(())
+    })
+    .await;
+    let mut socket = connect(&daemon, &format!("/sessions/{id}/stream?cursor=0&binary=1")).await;
+    let t = read_to_close(&mut socket).await;
+    let info = wait_exited(&daemon, &id).await;
+    assert_eq!(t.missed, 0);
+    assert!(t.binary_frames > 0 && t.binary_frames == t.spans.len(), "output came as binary frames only");
+    assert_contiguous(&t, 0);
+    assert_eq!(t.data.len() as u64, info["total_written"].as_u64().unwrap(), "every byte before exit");
+    let numbers: Vec<u64> = t.data.split("\r\n").filter_map(|l| l.trim().parse().ok()).collect();
+    assert_eq!(numbers, (1..=250000).collect::<Vec<u64>>());
+    assert_eq!(&t.frames[t.frames.len() - 2..], ["exit", "closed"], "exit and closed stay JSON");
+    assert_eq!(t.exit.unwrap()["exit_code"], 0);
+}
+
+#[tokio::test]
+async fn binary_mode_resumes_at_a_cursor_and_rejects_a_bad_value() {
+    let daemon = Daemon::start().await;
+    let id = create_id(&daemon, json!({})).await;
+    write(&daemon, &id, "stty -echo; echo first; read x; echo second; exit 0\n").await;
+    let cursor = crate::harness::wait_until("the first line", DEADLINE, || async {
+        let (_, out) = daemon.get(&format!("/sessions/{id}/output?limit=20")).await;
+        out["data"].as_str().unwrap().ends_with("first\r\n").then(|| out["total_written"].as_u64().unwrap())
+    })
+    .await;
+    let mut socket = connect(&daemon, &format!("/sessions/{id}/stream?cursor={cursor}&binary=true")).await;
+    // Input works the same in binary mode.
+    socket.send(Message::binary(b"\n".to_vec())).await.unwrap();
+    let t = read_to_close(&mut socket).await;
+    assert_eq!(t.spans.first().map(|s| s.0), Some(cursor));
+    assert_contiguous(&t, cursor);
+    assert_eq!(t.data, "second\r\n");
+    let (status, body) = daemon.get(&format!("/sessions/{id}/stream?binary=yes")).await;
+    assert_eq!(status, 400, "{body}");
 }

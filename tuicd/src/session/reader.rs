@@ -1,0 +1,117 @@
+//! The PTY reader: one small dedicated thread per session doing `read()` on the PTY master, so
+//! draining a flooding child never waits for a busy tokio worker (the kernel's PTY buffer is small:
+//! a reader that is late by one scheduling round stalls the child). Each chunk goes to the ring and
+//! the broadcast under one lock (`tasks::ingest`).
+//!
+//! The descriptor is non-blocking (it shares its open file with the async writer), so the thread
+//! reads until `EAGAIN` and then parks in `poll()` on the PTY and an eventfd. An idle session is a
+//! thread parked in `poll()`: no CPU, and only the stack pages it has touched (see
+//! [`PTY_READER_STACK_BYTES`]). The eventfd wakes it for a pause change or a stop.
+
+use std::os::fd::OwnedFd;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rustix::event::{EventfdFlags, PollFd, PollFlags, eventfd, poll};
+use rustix::io::Errno;
+use tokio::sync::oneshot;
+
+use super::owner::Session;
+use crate::limits::{PTY_READ_CHUNK, PTY_READER_STACK_BYTES};
+
+/// The session's handle on its reader thread.
+#[derive(Debug)]
+pub(super) struct ReaderControl {
+    /// An eventfd: written to wake the thread, drained by it.
+    wake: OwnedFd,
+    stop: AtomicBool,
+}
+
+impl ReaderControl {
+    pub(super) fn new() -> std::io::Result<Self> {
+        let wake = eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)?;
+        Ok(Self { wake, stop: AtomicBool::new(false) })
+    }
+
+    /// Makes the thread look at `paused` and the stop flag again.
+    pub(super) fn wake(&self) {
+        // Only fails when the counter would overflow, i.e. a wake is already pending.
+        let _ = rustix::io::write(&self.wake, &1u64.to_ne_bytes());
+    }
+
+    /// Ends the thread after the chunk it is ingesting, if any (a grandchild holds the PTY open).
+    pub(super) fn stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.wake();
+    }
+}
+
+/// Starts the reader thread on `pty` (a duplicate of the master). The receiver resolves when the
+/// thread has ingested its last chunk: at EOF (Linux reports a closed PTY as `EIO`) or on stop.
+pub(super) fn spawn(session: Arc<Session>, pty: OwnedFd) -> std::io::Result<oneshot::Receiver<()>> {
+    let (done, finished) = oneshot::channel();
+    std::thread::Builder::new().name("tuicd-pty-read".into()).stack_size(PTY_READER_STACK_BYTES).spawn(move || {
+        read_until_end(&session, &pty);
+        let _ = done.send(());
+    })?;
+    Ok(finished)
+}
+
+fn read_until_end(session: &Session, pty: &OwnedFd) {
+    let control = &session.reader;
+    let mut buf = vec![0u8; PTY_READ_CHUNK];
+    loop {
+        if control.stop.load(Ordering::SeqCst) {
+            return;
+        }
+        let paused = *session.paused.borrow();
+        if !paused {
+            // Read until the kernel has nothing more or the buffer is full, then ingest once: a
+            // flood becomes fewer, larger chunks (one lock, one broadcast, one frame per client)
+            // while a lone echo still goes out after a single read and one `EAGAIN`.
+            let mut filled = 0;
+            let outcome = loop {
+                match rustix::io::read(pty, &mut buf[filled..]) {
+                    Ok(0) => break Err(None),
+                    Ok(n) => {
+                        filled += n;
+                        if filled == buf.len() {
+                            break Ok(());
+                        }
+                    }
+                    Err(Errno::INTR) => {}
+                    Err(Errno::AGAIN) => break Ok(()),
+                    // EIO: every holder of the PTY's child side has closed it.
+                    Err(Errno::IO) => break Err(None),
+                    Err(e) => break Err(Some(e)),
+                }
+            };
+            if filled > 0 {
+                super::tasks::ingest(session, &buf[..filled]);
+            }
+            match outcome {
+                Ok(()) if filled == buf.len() => continue,
+                Ok(()) => {}
+                Err(None) => return,
+                Err(Some(e)) => {
+                    tracing::warn!(session = %session.id, error = %e, "PTY read failed; treating as end of output");
+                    return;
+                }
+            }
+        }
+        // Nothing to read (or paused): park until output, a pause change or a stop.
+        let mut fds = [PollFd::new(&control.wake, PollFlags::IN), PollFd::new(pty, PollFlags::IN)];
+        let watched = if paused { 1 } else { 2 };
+        match poll(&mut fds[..watched], None) {
+            Ok(_) | Err(Errno::INTR) => {}
+            Err(e) => {
+                tracing::warn!(session = %session.id, error = %e, "PTY poll failed; treating as end of output");
+                return;
+            }
+        }
+        if fds[0].revents().contains(PollFlags::IN) {
+            let mut count = [0u8; 8];
+            let _ = rustix::io::read(&control.wake, &mut count);
+        }
+    }
+}
