@@ -313,6 +313,19 @@ async fn idle() {
         daemon.create(json!({"shell": "/bin/sh", "cwd": "/"})).await;
     }
     settle(&daemon, IDLE_CPU_SESSIONS).await;
+    // A session that just had output keeps its agent ticker for AGENT_TICK_LINGER (6 s) so its
+    // silence timers resolve; idle means after that. Wait for one quiet second (no CPU tick),
+    // bounded, then measure.
+    let quiet_from = Instant::now();
+    loop {
+        let ticks = cpu_ticks(daemon.pid());
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        if cpu_ticks(daemon.pid()) == ticks {
+            break;
+        }
+        assert!(quiet_from.elapsed() < Duration::from_secs(30), "the daemon never went quiet");
+    }
+    println!("daemon quiet {:.1} s after the shells settled", quiet_from.elapsed().as_secs_f64());
     let before = cpu_ticks(daemon.pid());
     tokio::time::sleep(IDLE_CPU_WINDOW).await;
     let used = (cpu_ticks(daemon.pid()) - before) as f64 / ticks_per_sec;
