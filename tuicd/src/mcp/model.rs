@@ -199,25 +199,49 @@ pub enum Reply {
 }
 
 /// A tool call's result: one text block (compact JSON) and whether it reports a failure.
+///
+/// The text is kept escaped as the inside of a JSON string, which is how the response carries
+/// it: tools print their answer straight into that form ([`escaped_json`]), so the text is never
+/// escaped in a pass of its own.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolText {
-    pub text: String,
+    escaped: String,
     pub is_error: bool,
 }
 
 impl ToolText {
     /// `value` printed as compact JSON.
-    pub fn json(value: &Value, is_error: bool) -> Self {
-        Self { text: serde_json::to_string(value).unwrap_or_else(|_| "{}".into()), is_error }
+    pub fn json<T: Serialize + ?Sized>(value: &T, is_error: bool) -> Self {
+        Self::escaped(escaped_json(value).unwrap_or_else(|_| "{}".into()), is_error)
+    }
+
+    /// A text already escaped as the inside of a JSON string (what [`escaped_json`] prints).
+    pub fn escaped(escaped: String, is_error: bool) -> Self {
+        Self { escaped, is_error }
+    }
+
+    /// Any text, escaped here.
+    pub fn plain(text: &str, is_error: bool) -> Self {
+        Self::escaped(write::escape(text), is_error)
+    }
+
+    /// The text, as the inside of a JSON string.
+    pub fn as_escaped(&self) -> &str {
+        &self.escaped
+    }
+
+    /// The text itself.
+    pub fn text(&self) -> String {
+        write::unescape(&self.escaped)
     }
 
     /// The MCP content envelope as a `Value`: `{"content": [{"type": "text", "text": ...}], "isError": ...}`.
     pub fn into_value(self) -> Value {
-        json!({"content": [{"type": "text", "text": self.text}], "isError": self.is_error})
+        json!({"content": [{"type": "text", "text": self.text()}], "isError": self.is_error})
     }
 }
 
-pub use write::result_body;
+pub use write::{escaped_json, result_body};
 
 /// The JSON-RPC error response, printed.
 pub fn error_body(id: Option<&Value>, error: &RpcError) -> Vec<u8> {

@@ -24,12 +24,12 @@ use crate::state::App;
 
 pub type ToolFuture = Pin<Box<dyn Future<Output = Result<Answer, ToolError>> + Send>>;
 
-/// What a tool answered: a value, or (for hot actions) the value already printed as compact JSON,
-/// which goes into the result's text block as it is.
+/// What a tool answered: a value, or (for hot actions) the value already printed as compact JSON
+/// escaped for the result's text block ([`crate::mcp::model::escaped_json`]), which goes in as it is.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Answer {
     Value(Value),
-    Text(String),
+    Escaped(String),
 }
 
 /// A tool's `call` body that answers with values, as a [`ToolFuture`].
@@ -154,8 +154,8 @@ pub async fn call(
     let outcome = AssertUnwindSafe((tool.call)(ctx, args)).catch_unwind().await;
     Ok(match outcome {
         Ok(Ok(Answer::Value(value))) => ToolText::json(&value, false),
-        Ok(Ok(Answer::Text(text))) => ToolText { text, is_error: false },
-        Ok(Err(error)) => ToolText::json(&Value::Object(error.0), true),
+        Ok(Ok(Answer::Escaped(text))) => ToolText::escaped(text, false),
+        Ok(Err(error)) => ToolText::json(&error.0, true),
         Err(panic) => {
             let what = panic_message(&panic);
             tracing::error!(source = "mcp", tool = name, panic = %what, "tool handler panicked");
