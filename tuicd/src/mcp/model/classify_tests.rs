@@ -5,8 +5,11 @@ use serde_json::{Map, Value};
 
 use super::*;
 
+/// What the reference answers: (id, method, params); `Value::Null` and "" where there are none.
+type Classified = (Value, String, Option<Map<String, Value>>);
+
 /// The previous classifier, kept as the reference: parse a `Value`, then look at its members.
-fn reference(body: &[u8]) -> Result<(Value, String, Option<Map<String, Value>>), RpcError> {
+fn reference(body: &[u8]) -> Result<Classified, RpcError> {
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| RpcError::new(code::PARSE_ERROR, format!("Parse error: the body is not valid JSON: {e}")))?;
     let Value::Object(mut object) = value else {
