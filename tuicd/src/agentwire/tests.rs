@@ -3,7 +3,8 @@
 use serde_json::{Map, Value, json};
 
 use crate::http::{Caller, Transport};
-use crate::mcp::tools::{CallContext, call, registry};
+use crate::mcp::tools::tests::call;
+use crate::mcp::tools::{CallContext, registry};
 
 fn remote(app: &crate::state::App, who: &str) -> CallContext {
     let peer = "192.0.2.7:5000".parse().unwrap();

@@ -19,7 +19,11 @@ pub fn empty() -> Body {
 }
 
 pub fn json_response<T: Serialize + ?Sized>(status: StatusCode, value: &T) -> Response {
-    let bytes = serde_json::to_vec(value).unwrap_or_else(|_| b"{}".to_vec());
+    json_bytes_response(status, serde_json::to_vec(value).unwrap_or_else(|_| b"{}".to_vec()))
+}
+
+/// A response whose body is JSON already printed.
+pub fn json_bytes_response(status: StatusCode, bytes: Vec<u8>) -> Response {
     let mut response = Response::new(full(bytes));
     *response.status_mut() = status;
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));

@@ -1,5 +1,14 @@
 //! JSON-RPC 2.0 wire types for MCP: classifying an incoming message and building responses.
 //! No IO and no knowledge of tools or HTTP.
+//!
+//! The hot path has no `Value` tree for the envelope: [`classify`] reads a body straight into the
+//! members it decides on ([`read`]), and [`result_body`] prints a response straight into bytes
+//! ([`write`]).
+
+mod read;
+mod write;
+
+use std::borrow::Cow;
 
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -50,59 +59,193 @@ impl RpcError {
     }
 }
 
-/// One classified client message.
+/// The method whose params [`classify`] reads into typed fields.
+pub const TOOLS_CALL: &str = "tools/call";
+
+/// One classified client message. Borrows the body it was read from.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Incoming {
+pub enum Incoming<'a> {
     /// Has a method and an id: gets exactly one response.
-    Request { id: Value, method: String, params: Option<Value> },
+    Request { id: Value, method: Cow<'a, str>, params: Option<Params<'a>> },
     /// Has a method and no id: gets no response (HTTP 202).
-    Notification { method: String },
+    Notification { method: Cow<'a, str> },
     /// A client's answer to a server request (HTTP 202).
     Response,
 }
 
-/// Classifies a request body. `Err` carries the error to answer with `id: null`.
-pub fn classify(body: &[u8]) -> Result<Incoming, RpcError> {
-    let value: Value = serde_json::from_slice(body)
-        .map_err(|e| RpcError::new(code::PARSE_ERROR, format!("Parse error: the body is not valid JSON: {e}")))?;
-    let Value::Object(mut object) = value else {
-        let what = if value.is_array() {
-            "batches are not supported; send one message per POST"
-        } else {
-            "a JSON object was expected"
-        };
-        return Err(RpcError::new(code::INVALID_REQUEST, format!("Invalid Request: {what}")));
-    };
-    match object.get("jsonrpc") {
-        Some(Value::String(v)) if v == "2.0" => {}
-        _ => return Err(RpcError::new(code::INVALID_REQUEST, "Invalid Request: \"jsonrpc\" must be \"2.0\"")),
-    }
-    let method = match object.remove("method") {
-        None => None,
-        Some(Value::String(m)) => Some(m),
-        Some(_) => return Err(RpcError::new(code::INVALID_REQUEST, "Invalid Request: \"method\" must be a string")),
-    };
-    match (method, object.remove("id")) {
-        (Some(method), None) => Ok(Incoming::Notification { method }),
-        (Some(method), Some(id @ (Value::String(_) | Value::Number(_)))) => {
-            let params = object.remove("params");
-            if params.as_ref().is_some_and(|p| !p.is_object()) {
-                return Err(RpcError::new(code::INVALID_REQUEST, "Invalid Request: \"params\" must be an object"));
+/// A request's params, always a JSON object on the wire.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Params<'a> {
+    Object(Map<String, Value>),
+    /// `tools/call` params read into the two members it uses. Only ever built for `tools/call`.
+    Call(CallParams<'a>),
+}
+
+impl<'a> Params<'a> {
+    /// The params as a `Value` map.
+    pub fn into_object(self) -> Map<String, Value> {
+        match self {
+            Params::Object(map) => map,
+            Params::Call(call) => {
+                let mut map = Map::new();
+                if let Some(name) = call.name {
+                    map.insert("name".into(), name.into_value());
+                }
+                if let Some(arguments) = call.arguments {
+                    map.insert("arguments".into(), arguments);
+                }
+                map
             }
-            Ok(Incoming::Request { id, method, params })
         }
+    }
+
+    /// The params as `tools/call` reads them.
+    pub fn into_call(self) -> CallParams<'a> {
+        match self {
+            Params::Call(call) => call,
+            Params::Object(mut map) => CallParams {
+                name: map.remove("name").map(|name| match name {
+                    Value::String(s) => Member::Str(Cow::Owned(s)),
+                    _ => Member::Other,
+                }),
+                arguments: map.remove("arguments"),
+            },
+        }
+    }
+}
+
+/// `tools/call` params: the tool's name and its arguments, each as the body gave them.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CallParams<'a> {
+    pub name: Option<Member<'a>>,
+    pub arguments: Option<Value>,
+}
+
+/// A member that matters only when it is a string.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Member<'a> {
+    Str(Cow<'a, str>),
+    /// Anything else (the value itself is not kept).
+    Other,
+}
+
+impl Member<'_> {
+    pub fn is(&self, expected: &str) -> bool {
+        matches!(self, Member::Str(s) if s == expected)
+    }
+
+    fn into_value(self) -> Value {
+        match self {
+            Member::Str(s) => Value::String(s.into_owned()),
+            Member::Other => Value::Null,
+        }
+    }
+}
+
+/// Classifies a request body. `Err` carries the error to answer with `id: null`.
+pub fn classify(body: &[u8]) -> Result<Incoming<'_>, RpcError> {
+    let parse_error = |e: serde_json::Error| {
+        RpcError::new(code::PARSE_ERROR, format!("Parse error: the body is not valid JSON: {e}"))
+    };
+    let fields = match read::read(body).map_err(parse_error)? {
+        // Rare (a duplicate `method` member): read the body again, as a `Value`.
+        read::Shape::Object(fields) if fields.call_params_misread() => match serde_json::from_slice(body) {
+            Ok(Value::Object(object)) => read::from_value(object),
+            _ => return Err(RpcError::new(code::INVALID_REQUEST, "Invalid Request: a JSON object was expected")),
+        },
+        read::Shape::Object(fields) => fields,
+        read::Shape::Array => {
+            return Err(RpcError::new(
+                code::INVALID_REQUEST,
+                "Invalid Request: batches are not supported; send one message per POST",
+            ));
+        }
+        read::Shape::Other => {
+            return Err(RpcError::new(code::INVALID_REQUEST, "Invalid Request: a JSON object was expected"));
+        }
+    };
+    if fields.jsonrpc != Some(true) {
+        return Err(RpcError::new(code::INVALID_REQUEST, "Invalid Request: \"jsonrpc\" must be \"2.0\""));
+    }
+    let method = match fields.method {
+        None => None,
+        Some(Member::Str(m)) => Some(m),
+        Some(Member::Other) => {
+            return Err(RpcError::new(code::INVALID_REQUEST, "Invalid Request: \"method\" must be a string"));
+        }
+    };
+    match (method, fields.id) {
+        (Some(method), None) => Ok(Incoming::Notification { method }),
+        (Some(method), Some(id @ (Value::String(_) | Value::Number(_)))) => match fields.params {
+            Some(Err(())) => Err(RpcError::new(code::INVALID_REQUEST, "Invalid Request: \"params\" must be an object")),
+            Some(Ok(params)) => Ok(Incoming::Request { id, method, params: Some(params) }),
+            None => Ok(Incoming::Request { id, method, params: None }),
+        },
         (Some(_), Some(_)) => {
             Err(RpcError::new(code::INVALID_REQUEST, "Invalid Request: \"id\" must be a string or an integer"))
         }
-        (None, _) if object.contains_key("result") || object.contains_key("error") => Ok(Incoming::Response),
+        (None, _) if fields.result_or_error => Ok(Incoming::Response),
         (None, _) => {
             Err(RpcError::new(code::INVALID_REQUEST, "Invalid Request: no \"method\", \"result\" or \"error\""))
         }
     }
 }
 
-pub fn result_message(id: &Value, result: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": result})
+/// What a method answered: a result `Value`, or a tool's text result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    Value(Value),
+    Tool(ToolText),
+}
+
+/// A tool call's result: one text block (compact JSON) and whether it reports a failure.
+///
+/// The text is kept escaped as the inside of a JSON string, which is how the response carries
+/// it: tools print their answer straight into that form ([`escaped_json`]), so the text is never
+/// escaped in a pass of its own.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolText {
+    escaped: String,
+    pub is_error: bool,
+}
+
+impl ToolText {
+    /// `value` printed as compact JSON.
+    pub fn json<T: Serialize + ?Sized>(value: &T, is_error: bool) -> Self {
+        Self::escaped(escaped_json(value).unwrap_or_else(|_| "{}".into()), is_error)
+    }
+
+    /// A text already escaped as the inside of a JSON string (what [`escaped_json`] prints).
+    pub fn escaped(escaped: String, is_error: bool) -> Self {
+        Self { escaped, is_error }
+    }
+
+    /// Any text, escaped here.
+    pub fn plain(text: &str, is_error: bool) -> Self {
+        Self::escaped(write::escape(text), is_error)
+    }
+
+    /// The text, as the inside of a JSON string.
+    pub fn as_escaped(&self) -> &str {
+        &self.escaped
+    }
+
+    /// The text itself.
+    pub fn text(&self) -> String {
+        write::unescape(&self.escaped)
+    }
+
+    /// The MCP content envelope as a `Value`: `{"content": [{"type": "text", "text": ...}], "isError": ...}`.
+    pub fn into_value(self) -> Value {
+        json!({"content": [{"type": "text", "text": self.text()}], "isError": self.is_error})
+    }
+}
+
+pub use write::{escaped_json, result_body};
+
+/// The JSON-RPC error response, printed.
+pub fn error_body(id: Option<&Value>, error: &RpcError) -> Vec<u8> {
+    serde_json::to_vec(&error_message(id, error)).unwrap_or_else(|_| b"{}".to_vec())
 }
 
 pub fn error_message(id: Option<&Value>, error: &RpcError) -> Value {
@@ -115,20 +258,12 @@ pub fn notification(method: &str) -> Value {
 
 /// A tool call's result in the MCP content envelope: one text block of compact JSON.
 pub fn tool_result(value: &Value, is_error: bool) -> Value {
-    tool_text_result(serde_json::to_string(value).unwrap_or_else(|_| "{}".into()), is_error)
-}
-
-/// [`tool_result`] for a result already printed as compact JSON.
-pub fn tool_text_result(text: String, is_error: bool) -> Value {
-    json!({"content": [{"type": "text", "text": text}], "isError": is_error})
+    ToolText::json(value, is_error).into_value()
 }
 
 /// Reads `params` as an object (absent params are an empty object).
-pub fn params_object(params: Option<Value>) -> Map<String, Value> {
-    match params {
-        Some(Value::Object(map)) => map,
-        _ => Map::new(),
-    }
+pub fn params_object(params: Option<Params<'_>>) -> Map<String, Value> {
+    params.map(Params::into_object).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -161,3 +296,6 @@ mod tests {
         ));
     }
 }
+
+#[cfg(test)]
+mod classify_tests;

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::model::{self, RpcError};
+use super::model::{self, CallParams, Member, Params, Reply, RpcError};
 use super::sessions::ClientInfo;
 use super::tools::{self, CallContext};
 use crate::http::Caller;
@@ -22,42 +22,46 @@ pub struct RequestMeta {
     pub tuic_session: Option<String>,
 }
 
-/// A handled request: the JSON-RPC response and the session id to return in `mcp-session-id`.
+/// A handled request: the printed JSON-RPC response and the session id to return in `mcp-session-id`.
 #[derive(Debug)]
 pub struct Handled {
-    pub message: Value,
+    pub body: Vec<u8>,
     pub session_id: Option<String>,
 }
 
-pub async fn handle(app: &App, meta: RequestMeta, id: &Value, method: &str, params: Option<Value>) -> Handled {
+pub async fn handle(app: &App, meta: RequestMeta, id: &Value, method: &str, params: Option<Params<'_>>) -> Handled {
     let mut session_id = meta.session_id.clone();
     let outcome = match method {
         "initialize" => initialize(app, &meta, params).map(|(minted, result)| {
             session_id = Some(minted);
-            result
+            Reply::Value(result)
         }),
-        "ping" => Ok(json!({})),
-        "tools/list" => tools_list(app, params),
-        "tools/call" => tools_call(app, meta, params).await,
+        "ping" => Ok(Reply::Value(json!({}))),
+        "tools/list" => tools_list(app, params).map(Reply::Value),
+        model::TOOLS_CALL => {
+            let params = params.map(Params::into_call).unwrap_or_default();
+            tools_call(app, meta, params).await.map(Reply::Tool)
+        }
         "tasks/get" | "tasks/list" | "tasks/cancel" | "tasks/result" => {
             let bound = meta.session_id.as_deref().and_then(|s| app.mcp.sessions.tuic_session(s));
             let identity = meta.tuic_session.clone().or(bound).or_else(|| meta.session_id.clone());
             let params = model::params_object(params);
             let loopback = meta.caller.require_loopback(method).is_ok();
             crate::agentwire::task_tool::handle_method(app, identity.as_deref(), loopback, method, &params)
+                .map(Reply::Value)
         }
         // The 2026-07-28 discovery probe: this legacy endpoint answers method-not-found so that
         // modern clients fall back to initialize.
         _ => Err(RpcError::method_not_found(method)),
     };
-    let message = match outcome {
-        Ok(result) => model::result_message(id, result),
-        Err(error) => model::error_message(Some(id), &error),
+    let body = match outcome {
+        Ok(reply) => model::result_body(id, &reply),
+        Err(error) => model::error_body(Some(id), &error),
     };
-    Handled { message, session_id }
+    Handled { body, session_id }
 }
 
-fn initialize(app: &App, meta: &RequestMeta, params: Option<Value>) -> Result<(String, Value), RpcError> {
+fn initialize(app: &App, meta: &RequestMeta, params: Option<Params<'_>>) -> Result<(String, Value), RpcError> {
     let params = model::params_object(params);
     let requested = params.get("protocolVersion").and_then(Value::as_str);
     let version = model::negotiate(requested);
@@ -105,18 +109,17 @@ fn initialize(app: &App, meta: &RequestMeta, params: Option<Value>) -> Result<(S
     Ok((session, result))
 }
 
-fn tools_list(app: &App, params: Option<Value>) -> Result<Value, RpcError> {
-    if params.as_ref().and_then(|p| p.get("cursor")).is_some_and(|c| !c.is_null()) {
+fn tools_list(app: &App, params: Option<Params<'_>>) -> Result<Value, RpcError> {
+    if model::params_object(params).get("cursor").is_some_and(|c| !c.is_null()) {
         return Err(RpcError::invalid_params("tools/list: invalid cursor (tuicd lists every tool in one page)"));
     }
     Ok(tools::list(tools::registry(), &app.config.get()))
 }
 
-async fn tools_call(app: &App, meta: RequestMeta, params: Option<Value>) -> Result<Value, RpcError> {
-    let mut params = model::params_object(params);
-    let name = match params.remove("name") {
-        Some(Value::String(name)) => name,
-        Some(_) => return Err(RpcError::invalid_params("tools/call: \"name\" must be a string")),
+async fn tools_call(app: &App, meta: RequestMeta, params: CallParams<'_>) -> Result<tools::ToolText, RpcError> {
+    let name = match params.name {
+        Some(Member::Str(name)) => name,
+        Some(Member::Other) => return Err(RpcError::invalid_params("tools/call: \"name\" must be a string")),
         None => return Err(RpcError::invalid_params("tools/call: \"name\" is required")),
     };
     if let (Some(session), Some(tuic_session)) = (&meta.session_id, &meta.tuic_session) {
@@ -129,7 +132,7 @@ async fn tools_call(app: &App, meta: RequestMeta, params: Option<Value>) -> Resu
         tuic_session: meta.tuic_session.or(bound),
         mcp_session: meta.session_id,
     };
-    tools::call(tools::registry(), ctx, &name, params.remove("arguments")).await
+    tools::call(tools::registry(), ctx, &name, params.arguments).await
 }
 
 /// The `instructions` returned by initialize: what tuicd is and how its tools fit together.

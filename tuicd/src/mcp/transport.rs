@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 use super::model::{self, ACCEPTED_HEADER_VERSIONS, Incoming, RpcError, code};
 use super::protocol::{self, RequestMeta};
 use super::sessions::SessionError;
-use crate::http::body::{empty, json_response, read_bytes};
+use crate::http::body::{empty, json_bytes_response, read_bytes};
 use crate::http::{ApiError, ApiResult, Caller, Request, Response, Transport};
 use crate::limits::SSE_KEEP_ALIVE;
 use crate::routes::events::{encode, sse_response};
@@ -52,7 +52,7 @@ pub async fn post(app: &App, caller: &Caller, req: Request) -> ApiResult {
                 return Ok(session_failure(e));
             }
             let handled = protocol::handle(app, meta, &id, &method, params).await;
-            let response = json_response(StatusCode::OK, &handled.message);
+            let response = json_bytes_response(StatusCode::OK, handled.body);
             Ok(match handled.session_id {
                 Some(session) => with_session_header(response, &session),
                 None => response,
@@ -181,7 +181,7 @@ fn session_failure(error: SessionError) -> Response {
 
 /// An HTTP-level refusal with a JSON-RPC error body (`id: null`), as the transport spec allows.
 fn rpc_failure(status: StatusCode, error: RpcError) -> Response {
-    json_response(status, &model::error_message(None, &error))
+    json_bytes_response(status, model::error_body(None, &error))
 }
 
 /// DNS-rebinding protection. `Origin`, when present, must be a loopback origin or the same

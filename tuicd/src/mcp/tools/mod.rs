@@ -16,19 +16,20 @@ use futures_util::FutureExt;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
-use super::model::{RpcError, tool_result, tool_text_result};
+use super::model::RpcError;
+pub use super::model::ToolText;
 use crate::config::AppConfig;
 use crate::http::Caller;
 use crate::state::App;
 
 pub type ToolFuture = Pin<Box<dyn Future<Output = Result<Answer, ToolError>> + Send>>;
 
-/// What a tool answered: a value, or (for hot actions) the value already printed as compact JSON,
-/// which goes into the result's text block as it is.
+/// What a tool answered: a value, or (for hot actions) the value already printed as compact JSON
+/// escaped for the result's text block ([`crate::mcp::model::escaped_json`]), which goes in as it is.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Answer {
     Value(Value),
-    Text(String),
+    Escaped(String),
 }
 
 /// A tool's `call` body that answers with values, as a [`ToolFuture`].
@@ -129,7 +130,7 @@ pub async fn call(
     ctx: CallContext,
     name: &str,
     arguments: Option<Value>,
-) -> Result<Value, RpcError> {
+) -> Result<ToolText, RpcError> {
     let config = ctx.app.config.get();
     let Some(tool) = registry.iter().find(|t| t.name == name) else {
         let valid: Vec<&str> = enabled(registry, &config).iter().map(|t| t.name).collect();
@@ -152,13 +153,13 @@ pub async fn call(
     };
     let outcome = AssertUnwindSafe((tool.call)(ctx, args)).catch_unwind().await;
     Ok(match outcome {
-        Ok(Ok(Answer::Value(value))) => tool_result(&value, false),
-        Ok(Ok(Answer::Text(text))) => tool_text_result(text, false),
-        Ok(Err(error)) => tool_result(&Value::Object(error.0), true),
+        Ok(Ok(Answer::Value(value))) => ToolText::json(&value, false),
+        Ok(Ok(Answer::Escaped(text))) => ToolText::escaped(text, false),
+        Ok(Err(error)) => ToolText::json(&error.0, true),
         Err(panic) => {
             let what = panic_message(&panic);
             tracing::error!(source = "mcp", tool = name, panic = %what, "tool handler panicked");
-            tool_result(&json!({"error": format!("the {name} tool failed unexpectedly: {what}")}), true)
+            ToolText::json(&json!({"error": format!("the {name} tool failed unexpectedly: {what}")}), true)
         }
     })
 }

@@ -65,6 +65,16 @@ static CONFIG_TOOL: ToolDef =
     ToolDef { name: "config", actions: &[], description: "Hidden.", input_schema: || json!({}), call: echo };
 static REGISTRY: &[&ToolDef] = &[&ECHO, &CONFIG_TOOL];
 
+/// [`super::call`], its result as the content envelope `Value`.
+pub(crate) async fn call(
+    registry: &[&'static ToolDef],
+    ctx: CallContext,
+    name: &str,
+    arguments: Option<Value>,
+) -> Result<Value, RpcError> {
+    super::call(registry, ctx, name, arguments).await.map(ToolText::into_value)
+}
+
 fn text(result: &Value) -> Value {
     serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap()
 }

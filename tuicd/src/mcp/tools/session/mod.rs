@@ -83,7 +83,7 @@ fn call(ctx: CallContext, mut args: Map<String, Value>) -> ToolFuture {
             ctx.require_loopback(NAME, action)?;
         }
         if action == "status" {
-            return status::status(&ctx, parse(NAME, action, args)?).map(Answer::Text);
+            return status::status(&ctx, parse(NAME, action, args)?).map(Answer::Escaped);
         }
         let answer = match action {
             "list" => parse::<params::List>(NAME, action, args).map(|_| actions::list(&ctx)),

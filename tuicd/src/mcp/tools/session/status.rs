@@ -13,6 +13,7 @@ use serde_json::Value;
 use super::params::Target;
 use super::session_error;
 use crate::agent::{AgentState, AgentStatus, ComposerState};
+use crate::mcp::model::escaped_json;
 use crate::mcp::tools::{CallContext, ToolError};
 
 /// The `status` answer. Keys in alphabetical order; optional values omitted, never null.
@@ -85,15 +86,21 @@ struct StateView<'a> {
     turn_epoch: u64,
 }
 
-/// The answer's JSON text.
+/// The answer's JSON text, escaped for the result's text block ([`escaped_json`]).
 pub fn status(ctx: &CallContext, p: Target) -> Result<String, ToolError> {
     let session = ctx.app.sessions.resolve(&p.session_id).map_err(session_error)?;
     let (info, agent) = session.info_and_status();
     let description = ctx.app.mcp.pty_description(&session.id);
-    render(&info, &agent, description.as_deref())
+    render(&info, &agent, description.as_deref(), |answer| escaped_json(answer))
 }
 
-fn render(info: &SessionInfo, agent: &AgentStatus, pty_description: Option<&str>) -> Result<String, ToolError> {
+/// Prints the answer with `print` (the tests print it plainly too).
+fn render(
+    info: &SessionInfo,
+    agent: &AgentStatus,
+    pty_description: Option<&str>,
+    print: impl FnOnce(&StatusAnswer<'_>) -> serde_json::Result<String>,
+) -> Result<String, ToolError> {
     let choice_prompt = match &agent.choice_prompt {
         Some(prompt) => Some(crate::mcp::tools::to_value(prompt)?),
         None => None,
@@ -138,7 +145,7 @@ fn render(info: &SessionInfo, agent: &AgentStatus, pty_description: Option<&str>
         total_written: info.total_written,
         tuic_session: &info.tuic_session,
     };
-    serde_json::to_string(&answer).map_err(|e| ToolError::new(format!("could not encode the result: {e}")))
+    print(&answer).map_err(|e| ToolError::new(format!("could not encode the result: {e}")))
 }
 
 #[cfg(test)]
@@ -217,10 +224,18 @@ mod tests {
         (info, agent)
     }
 
+    /// The text, printed plainly and escaped as `status` sends it (which must be the same text).
+    fn plain(info: &SessionInfo, agent: &AgentStatus, pty_description: Option<&str>) -> String {
+        let text = render(info, agent, pty_description, |a| serde_json::to_string(a)).unwrap();
+        let escaped = render(info, agent, pty_description, |a| escaped_json(a)).unwrap();
+        assert_eq!(crate::mcp::model::ToolText::escaped(escaped, false).text(), text);
+        text
+    }
+
     #[test]
     fn the_text_is_what_the_value_tree_printed() {
         let (info, agent) = full();
-        assert_eq!(render(&info, &agent, Some("fix it")).unwrap(), through_value(&info, &agent, Some("fix it")));
+        assert_eq!(plain(&info, &agent, Some("fix it")), through_value(&info, &agent, Some("fix it")));
         let bare_info = SessionInfo {
             display_name: None,
             agent_type: None,
@@ -249,6 +264,6 @@ mod tests {
             composer_state: ComposerState::Empty,
             ..agent
         };
-        assert_eq!(render(&bare_info, &bare_agent, None).unwrap(), through_value(&bare_info, &bare_agent, None));
+        assert_eq!(plain(&bare_info, &bare_agent, None), through_value(&bare_info, &bare_agent, None));
     }
 }
