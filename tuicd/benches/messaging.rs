@@ -22,7 +22,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
-use tokio::sync::Semaphore;
+use tokio::sync::{Barrier, Semaphore};
 
 const AGENTS: usize = 20;
 const MESSAGES_PER_AGENT: usize = 500;
@@ -117,6 +117,7 @@ struct Tally {
 
 #[allow(clippy::too_many_arguments)]
 async fn receive(
+    ready: Arc<Barrier>,
     socket: PathBuf,
     tuic: String,
     me: usize,
@@ -126,6 +127,7 @@ async fn receive(
     tally: Arc<Mutex<Tally>>,
 ) -> usize {
     let mut conn = Conn::open(&socket, &tuic).await;
+    ready.wait().await;
     let mut seen: HashSet<(usize, usize)> = HashSet::new();
     let mut since_reconnect = 0;
     let mut reconnects = 0;
@@ -159,6 +161,7 @@ async fn receive(
 }
 
 async fn send_all(
+    ready: Arc<Barrier>,
     socket: PathBuf,
     tuic: String,
     me: usize,
@@ -167,6 +170,8 @@ async fn send_all(
     targets: Arc<Vec<String>>,
 ) {
     let mut conn = Conn::open(&socket, &tuic).await;
+    // Every identity is bound (at initialize) before the first send.
+    ready.wait().await;
     for k in 0..MESSAGES_PER_AGENT {
         let to = recipient(me, k);
         windows[to].acquire().await.unwrap().forget();
@@ -216,14 +221,16 @@ async fn main() {
     let targets = Arc::new(tuics.clone());
     let tally = Arc::new(Mutex::new(Tally::default()));
     let base = Instant::now();
+    let ready = Arc::new(Barrier::new(2 * AGENTS));
     let mut receivers = Vec::new();
     for me in 0..AGENTS {
         let args = (socket.clone(), tuics[me].clone(), me, expected[me], windows[me].clone(), base, tally.clone());
-        receivers.push(tokio::spawn(receive(args.0, args.1, args.2, args.3, args.4, args.5, args.6)));
+        receivers.push(tokio::spawn(receive(ready.clone(), args.0, args.1, args.2, args.3, args.4, args.5, args.6)));
     }
     let mut senders = Vec::new();
     for me in 0..AGENTS {
         senders.push(tokio::spawn(send_all(
+            ready.clone(),
             socket.clone(),
             tuics[me].clone(),
             me,
