@@ -16,6 +16,9 @@ use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 
+mod common;
+use common::wait_for;
+
 const CLIENTS: usize = 16;
 const CALLS_PER_CLIENT: usize = 400;
 const WARMUP_PER_CLIENT: usize = 40;
@@ -157,14 +160,6 @@ fn row(name: &str, f: &Figures) -> String {
     format!("| {name} | {:.3} | {:.3} | {:.0} |", f.p50.as_secs_f64() * 1e3, f.p99.as_secs_f64() * 1e3, f.per_sec)
 }
 
-async fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !ready() {
-        assert!(start.elapsed() < Duration::from_secs(30), "{what} not ready");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 fn everything_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../tests/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
@@ -172,19 +167,8 @@ fn everything_path() -> PathBuf {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    let dir = tempfile::Builder::new().prefix("tuic-bench").tempdir().unwrap();
-    let mut daemon = tokio::process::Command::new(env!("CARGO_BIN_EXE_tuicd"))
-        .arg("--config-dir")
-        .arg(dir.path())
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn tuicd");
-    let socket = dir.path().join("mcp.sock");
-    wait_for("tuicd", || std::os::unix::net::UnixStream::connect(&socket).is_ok()).await;
-    let tuicd = Target { socket: Some(socket), port: 0, host: "localhost" };
+    let mut daemon = common::start_daemon(&[]).await;
+    let tuicd = Target { socket: Some(daemon.socket.clone()), port: 0, host: "localhost" };
 
     let mut sender = connect(&tuicd).await;
     let created = call(1, "session", json!({"action": "create", "shell": "/bin/sh"}));
@@ -248,5 +232,5 @@ async fn main() {
     let (one, many) = (ratio(&(bare_one, mcp_one)), ratio(&(bare, mcp)));
     println!("\nMCP p50 / bare p50 per round, sorted: 1 client {ones_all}; {CLIENTS} clients {manys_all}");
     println!("median round: {one:.2}x with 1 client, {many:.2}x with {CLIENTS} clients (target <= 2x)");
-    let _ = daemon.start_kill();
+    let _ = daemon.child.start_kill();
 }

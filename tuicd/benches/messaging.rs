@@ -13,7 +13,6 @@
 
 use std::collections::HashSet;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -23,6 +22,8 @@ use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use tokio::sync::{Barrier, Semaphore};
+
+mod common;
 
 const AGENTS: usize = 20;
 const MESSAGES_PER_AGENT: usize = 500;
@@ -184,23 +185,8 @@ async fn send_all(
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    let dir = tempfile::Builder::new().prefix("tuic-bench").tempdir().unwrap();
-    let mut daemon = tokio::process::Command::new(env!("CARGO_BIN_EXE_tuicd"))
-        .arg("--config-dir")
-        .arg(dir.path())
-        .env("RUST_LOG", "warn")
-        .env("TUIC_MCP_SESSION_TTL_MS", SESSION_TTL_MS.to_string())
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn tuicd");
-    let socket = dir.path().join("mcp.sock");
-    let start = Instant::now();
-    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
-        assert!(start.elapsed() < Duration::from_secs(30), "tuicd did not start");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let mut daemon = common::start_daemon(&[("TUIC_MCP_SESSION_TTL_MS", SESSION_TTL_MS.to_string())]).await;
+    let socket = daemon.socket.clone();
     // One real PTY per agent: its TUIC_SESSION is the agent's identity.
     let mut setup = Conn::open(&socket, "00000000-0000-4000-8000-000000000000").await;
     let mut tuics = Vec::new();
@@ -264,5 +250,5 @@ async fn main() {
         total as f64 / elapsed.as_secs_f64()
     );
     println!("send-to-woken-wait latency: p50 {:?}, p99 {:?}, max {:?}", pct(0.5), pct(0.99), pct(1.0));
-    let _ = daemon.start_kill();
+    let _ = daemon.child.start_kill();
 }

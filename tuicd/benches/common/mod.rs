@@ -1,0 +1,39 @@
+//! What the daemon-driving benches share: start the release `tuicd` on a fresh config dir and
+//! wait until its socket answers.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+/// How long a started daemon may take to accept on its socket.
+const START_DEADLINE: Duration = Duration::from_secs(30);
+
+pub struct Daemon {
+    pub child: tokio::process::Child,
+    pub socket: PathBuf,
+    /// The config dir, removed with the daemon's files when dropped.
+    _dir: tempfile::TempDir,
+}
+
+/// Starts `tuicd` with `RUST_LOG=warn` plus `env`, and waits until its socket accepts.
+pub async fn start_daemon(env: &[(&str, String)]) -> Daemon {
+    let dir = tempfile::Builder::new().prefix("tuic-bench").tempdir().unwrap();
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_tuicd"));
+    command.arg("--config-dir").arg(dir.path()).env("RUST_LOG", "warn");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let child = command.stdin(Stdio::null()).stderr(Stdio::null()).kill_on_drop(true).spawn().expect("spawn tuicd");
+    let socket = dir.path().join("mcp.sock");
+    wait_for("tuicd", || std::os::unix::net::UnixStream::connect(&socket).is_ok()).await;
+    Daemon { child, socket, _dir: dir }
+}
+
+/// Polls `ready` until it holds, failing with `what` after [`START_DEADLINE`].
+pub async fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !ready() {
+        assert!(start.elapsed() < START_DEADLINE, "{what} not ready");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
