@@ -198,7 +198,12 @@ async fn main() {
     let ratio = |(bare, mcp): &(Figures, Figures)| mcp.p50.as_secs_f64() / bare.p50.as_secs_f64().max(1e-9);
     let median = |rounds: &mut Vec<(Figures, Figures)>| {
         rounds.sort_by(|a, b| ratio(a).total_cmp(&ratio(b)));
-        let all: Vec<String> = rounds.iter().map(|r| format!("{:.2}", ratio(r))).collect();
+        let all: Vec<String> = rounds
+            .iter()
+            .map(|r| {
+                format!("{:.2} ({:.3}/{:.3} ms)", ratio(r), r.1.p50.as_secs_f64() * 1e3, r.0.p50.as_secs_f64() * 1e3)
+            })
+            .collect();
         (rounds.swap_remove(rounds.len() / 2), all.join(" "))
     };
     let ((bare_one, mcp_one), ones_all) = median(&mut ones);
@@ -230,7 +235,9 @@ async fn main() {
         println!("| server-everything `tools/call echo` | not installed (run tests/interop/setup.sh) | | |");
     }
     let (one, many) = (ratio(&(bare_one, mcp_one)), ratio(&(bare, mcp)));
-    println!("\nMCP p50 / bare p50 per round, sorted: 1 client {ones_all}; {CLIENTS} clients {manys_all}");
+    println!(
+        "\nMCP p50 / bare p50 per round, sorted (MCP/bare p50): 1 client {ones_all}\n{CLIENTS} clients {manys_all}"
+    );
     println!("median round: {one:.2}x with 1 client, {many:.2}x with {CLIENTS} clients (target <= 2x)");
     let _ = daemon.child.start_kill();
 }
