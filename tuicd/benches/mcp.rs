@@ -24,7 +24,7 @@ const CALLS_PER_CLIENT: usize = 400;
 const WARMUP_PER_CLIENT: usize = 40;
 const PHASE_DEADLINE: Duration = Duration::from_secs(120);
 /// Alternating rounds of the bare and MCP phases; the median round is reported.
-const ROUNDS: usize = 7;
+const ROUNDS: usize = 25;
 
 #[derive(Clone)]
 struct Target {
@@ -187,7 +187,9 @@ async fn main() {
     // reported: one short phase on 2 shared cores swings by more than the difference measured.
     let mut ones = Vec::new();
     let mut manys = Vec::new();
-    for _ in 0..ROUNDS {
+    // TUIC_BENCH_ROUNDS overrides the count (longer runs for profiling).
+    let rounds = std::env::var("TUIC_BENCH_ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(ROUNDS);
+    for _ in 0..rounds {
         let bare_one = phase_with(1, &tuicd, false, None, "\"ok\":true").await;
         let mcp_one = phase_with(1, &tuicd, true, Some(status.clone()), "session_id").await;
         ones.push((bare_one, mcp_one));
