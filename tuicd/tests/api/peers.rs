@@ -286,7 +286,7 @@ async fn peers_replaces_moves_unread_mail_once_the_old_connection_is_gone() {
 }
 
 #[tokio::test]
-async fn peers_reaper_keeps_identities_that_own_a_live_terminal() {
+async fn peers_reaper_keeps_identities_that_own_a_live_terminal_or_parent_a_live_child() {
     let daemon = Daemon::builder().env("TUIC_MCP_SESSION_TTL_MS", "300").start().await;
     let sender = Peer::external(&daemon).await;
     sender.register(json!({"name": "sender"})).await;
@@ -296,15 +296,35 @@ async fn peers_reaper_keeps_identities_that_own_a_live_terminal() {
     in_pty.ok(json!({"action": "list_peers"})).await;
     let gone = Peer::external(&daemon).await;
     let gone_id = gone.register(json!({"name": "ephemeral"})).await["tuic_session"].as_str().unwrap().to_owned();
+    // A headerless parent of a live spawned child is kept too: the child must be able to report.
+    let parent = Peer::external(&daemon).await;
+    let parent_id = parent.register(json!({"name": "parent"})).await["tuic_session"].as_str().unwrap().to_owned();
+    let child = parent
+        .ok(json!({"action": "spawn", "binary_path": crate::agents::fake_agent(), "agent_type": "claude",
+            "prompt": "first task", "cwd": daemon.dir.path()}))
+        .await;
+    assert_eq!(child["parent_session_id"], json!(parent_id));
     // The sender keeps its own session alive while the others idle past the 300 ms TTL.
     wait_until("the reaper evicts the headerless identity", DEADLINE, || async {
         let peers = sender.list_peers().await;
         let ids: Vec<&str> = peers.iter().map(|p| p["tuic_session"].as_str().unwrap()).collect();
-        (!ids.contains(&gone_id.as_str())).then(|| assert!(ids.contains(&tuic.as_str()), "{peers:?}"))
+        (!ids.contains(&gone_id.as_str())).then(|| {
+            assert!(ids.contains(&tuic.as_str()), "{peers:?}");
+            assert!(ids.contains(&parent_id.as_str()), "the parent of a live child was evicted: {peers:?}");
+        })
     })
     .await;
     let sent = sender.send(&tuic, "still addressable").await;
     assert_eq!(sent["ok"], json!(true));
+    // The reaper did pass over the parent (its transport went) and said it kept it.
+    wait_until("the reaper logs the retained parent", DEADLINE, || async {
+        let log = daemon.log();
+        log.lines().any(|l| l.contains("reaper kept identities") && l.contains(&parent_id)).then_some(())
+    })
+    .await;
+    assert!(sender.list_peers().await.iter().any(|p| p["tuic_session"] == json!(parent_id)));
+    let kid = Peer::in_terminal(&daemon, child["tuic_session"].as_str().unwrap()).await;
+    assert_eq!(kid.send(&parent_id, "result for a parent that went quiet").await["ok"], json!(true));
     assert!(daemon.log().contains("reaper kept identities that are still addressable"));
     // The terminal's bridge comes back (its session id was reaped) and reads the mail it missed.
     let back = Peer::in_terminal(&daemon, &tuic).await;
