@@ -93,20 +93,26 @@ async fn a_flood_then_exit_reaches_the_client_byte_for_byte_before_exit() {
     assert_eq!(t.exit.unwrap()["exit_code"], 0);
 }
 
-#[tokio::test]
-async fn catch_up_plus_live_has_no_gap_and_no_duplicate_under_a_flood() {
-    let daemon = Daemon::start().await;
-    let id = create_id(&daemon, json!({})).await;
-    write(&daemon, &id, "stty -echo; seq 1 50000; sleep 0.2; seq 50001 150000; exit 0\n").await;
-    // Join mid-flood from cursor 0: part catch-up from the ring, part live.
+/// Floods `seq 1 last` (with a pause after 50000) and joins the stream from cursor 0 once more
+/// than 100 KB were written: part catch-up from the ring, part live, the last chunk at exit.
+/// Returns what the client read and the session's info after it exited.
+async fn join_mid_flood(daemon: &Daemon, last: u32, query: &str) -> (Transcript, Value) {
+    let id = create_id(daemon, json!({})).await;
+    write(daemon, &id, &format!("stty -echo; seq 1 50000; sleep 0.2; seq 50001 {last}; exit 0\n")).await;
     crate::harness::wait_until("the flood started", DEADLINE, || async {
         let (_, info) = daemon.get(&format!("/sessions/{id}")).await;
         (info["total_written"].as_u64().unwrap() > 100_000).then_some(())
     })
     .await;
-    let mut socket = connect(&daemon, &format!("/sessions/{id}/stream?cursor=0")).await;
+    let mut socket = connect(daemon, &format!("/sessions/{id}/stream?cursor=0{query}")).await;
     let t = read_to_close(&mut socket).await;
-    let info = wait_exited(&daemon, &id).await;
+    (t, wait_exited(daemon, &id).await)
+}
+
+#[tokio::test]
+async fn catch_up_plus_live_has_no_gap_and_no_duplicate_under_a_flood() {
+    let daemon = Daemon::start().await;
+    let (t, info) = join_mid_flood(&daemon, 150_000, "").await;
     assert_eq!(t.missed, 0);
     assert_contiguous(&t, 0);
     assert_eq!(t.data.len() as u64, info["total_written"].as_u64().unwrap());
@@ -233,17 +239,7 @@ async fn title_and_alternate_screen_changes_arrive_as_parsed_frames() {
 #[tokio::test]
 async fn binary_mode_delivers_every_byte_of_a_flood_before_exit_and_catch_up_joins_live() {
     let daemon = Daemon::start().await;
-    let id = create_id(&daemon, json!({})).await;
-    write(&daemon, &id, "stty -echo; seq 1 50000; sleep 0.2; seq 50001 250000; exit 0\n").await;
-    // Join mid-flood from cursor 0: part catch-up from the ring, part live, the last chunk at exit.
-    crate::harness::wait_until("the flood started", DEADLINE, || async {
-        let (_, info) = daemon.get(&format!("/sessions/{id}")).await;
-        (info["total_written"].as_u64().unwrap() > 100_000).then_some(())
-    })
-    .await;
-    let mut socket = connect(&daemon, &format!("/sessions/{id}/stream?cursor=0&binary=1")).await;
-    let t = read_to_close(&mut socket).await;
-    let info = wait_exited(&daemon, &id).await;
+    let (t, info) = join_mid_flood(&daemon, 250_000, "&binary=1").await;
     assert_eq!(t.missed, 0);
     assert!(t.binary_frames > 0 && t.binary_frames == t.spans.len(), "output came as binary frames only");
     assert_contiguous(&t, 0);
