@@ -3,7 +3,8 @@
 //! (its bridge sends `x-tuic-session`); each has a receiver (blocking `agent action=wait` in a
 //! loop, reconnecting as a new MCP session every [`RECONNECT_EVERY`] messages, alternately
 //! DELETEing the old session and abandoning it to the reaper, whose TTL is shortened to
-//! [`SESSION_TTL_MS`]) and a sender (its own MCP session on the same identity, a sibling bridge).
+//! [`SESSION_TTL_MS`]; the run prints how many sessions the reaper removed, from the daemon's log)
+//! and a sender (its own MCP session on the same identity, a sibling bridge).
 //! Senders keep at most [`WINDOW`] unread messages per recipient, so the 100-message inbox never
 //! has to evict: any loss would be ours.
 //!
@@ -30,7 +31,7 @@ const MESSAGES_PER_AGENT: usize = 500;
 /// Unread messages a recipient may have in flight from all senders together (inbox holds 100).
 const WINDOW: usize = 60;
 const RECONNECT_EVERY: usize = 100;
-const SESSION_TTL_MS: u64 = 1500;
+const SESSION_TTL_MS: u64 = 100;
 const WAIT_MS: u64 = 5000;
 const DEADLINE: Duration = Duration::from_secs(300);
 
@@ -185,7 +186,9 @@ async fn send_all(
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    let mut daemon = common::start_daemon(&[("TUIC_MCP_SESSION_TTL_MS", SESSION_TTL_MS.to_string())]).await;
+    // The reaper's passes are counted from the daemon's log (info level for the MCP layer only).
+    let env = [("TUIC_MCP_SESSION_TTL_MS", SESSION_TTL_MS.to_string()), ("RUST_LOG", "warn,tuicd::mcp=info".into())];
+    let mut daemon = common::start_daemon(&env).await;
     let socket = daemon.socket.clone();
     // One real PTY per agent: its TUIC_SESSION is the agent's identity.
     let mut setup = Conn::open(&socket, "00000000-0000-4000-8000-000000000000").await;
@@ -245,10 +248,17 @@ async fn main() {
     assert_eq!(tally.duplicates, 0, "duplicated deliveries");
     println!(
         "{AGENTS} agents x {MESSAGES_PER_AGENT} messages = {total} in {:.2} s: {:.0} messages/s; 0 lost, 0 duplicated; \
-         {reconnects} reconnects (half DELETEd, half left to the {SESSION_TTL_MS} ms reaper)",
+         {reconnects} reconnects (half DELETEd, half abandoned; reaper TTL {SESSION_TTL_MS} ms)",
         elapsed.as_secs_f64(),
         total as f64 / elapsed.as_secs_f64()
     );
     println!("send-to-woken-wait latency: p50 {:?}, p99 {:?}, max {:?}", pct(0.5), pct(0.99), pct(1.0));
+    let log = std::fs::read_to_string(&daemon.log).unwrap_or_default();
+    let reaped: usize = log
+        .lines()
+        .filter(|l| l.contains("reaped idle MCP sessions"))
+        .filter_map(|l| l.split("reaped=").nth(1)?.split_whitespace().next()?.parse::<usize>().ok())
+        .sum();
+    println!("the reaper removed {reaped} idle MCP sessions during the run");
     let _ = daemon.child.start_kill();
 }

@@ -1,3 +1,4 @@
+#![allow(dead_code)] // each bench uses part of this module
 //! What the daemon-driving benches share: start the release `tuicd` on a fresh config dir and
 //! wait until its socket answers.
 
@@ -11,22 +12,27 @@ const START_DEADLINE: Duration = Duration::from_secs(30);
 pub struct Daemon {
     pub child: tokio::process::Child,
     pub socket: PathBuf,
+    /// The daemon's stderr (its log), kept in the config dir.
+    pub log: PathBuf,
     /// The config dir, removed with the daemon's files when dropped.
     _dir: tempfile::TempDir,
 }
 
-/// Starts `tuicd` with `RUST_LOG=warn` plus `env`, and waits until its socket accepts.
+/// Starts `tuicd` with `RUST_LOG=warn` (unless `env` sets it) plus `env`, its log in a file, and
+/// waits until its socket accepts.
 pub async fn start_daemon(env: &[(&str, String)]) -> Daemon {
     let dir = tempfile::Builder::new().prefix("tuic-bench").tempdir().unwrap();
+    let log = dir.path().join("tuicd.log");
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_tuicd"));
     command.arg("--config-dir").arg(dir.path()).env("RUST_LOG", "warn");
     for (key, value) in env {
         command.env(key, value);
     }
-    let child = command.stdin(Stdio::null()).stderr(Stdio::null()).kill_on_drop(true).spawn().expect("spawn tuicd");
+    let stderr = std::fs::File::create(&log).expect("create the daemon log");
+    let child = command.stdin(Stdio::null()).stderr(stderr).kill_on_drop(true).spawn().expect("spawn tuicd");
     let socket = dir.path().join("mcp.sock");
     wait_for("tuicd", || std::os::unix::net::UnixStream::connect(&socket).is_ok()).await;
-    Daemon { child, socket, _dir: dir }
+    Daemon { child, socket, log, _dir: dir }
 }
 
 /// Polls `ready` until it holds, failing with `what` after [`START_DEADLINE`].
