@@ -47,6 +47,37 @@ pub struct Shared {
     pub port_override: Option<u16>,
 }
 
+impl Shared {
+    /// The daemon's state with its parts fresh: one event bus shared by the session registry,
+    /// empty MCP, agent and peer state. The one place that lists every part.
+    pub fn new(
+        config: ConfigStore,
+        config_dir: PathBuf,
+        socket_path: PathBuf,
+        shutdown: watch::Receiver<bool>,
+        request_timeout: Duration,
+        port_override: Option<u16>,
+    ) -> Self {
+        let events = Arc::new(EventBus::new());
+        Self {
+            sessions: SessionRegistry::new(events.clone(), &config_dir),
+            config,
+            config_dir,
+            socket_path,
+            started: Instant::now(),
+            events,
+            auth: Default::default(),
+            tcp: Default::default(),
+            mcp: Default::default(),
+            agents: Default::default(),
+            peers: Default::default(),
+            shutdown,
+            request_timeout,
+            port_override,
+        }
+    }
+}
+
 impl App {
     pub fn new(shared: Shared) -> Self {
         Self { inner: Arc::new(shared) }

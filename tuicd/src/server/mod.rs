@@ -12,18 +12,16 @@ pub mod tls;
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Context;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::sync::{Semaphore, watch};
 
 use crate::config::ConfigStore;
-use crate::events::EventBus;
 use crate::http::Caller;
 use crate::limits::{MAX_CONNECTIONS, REQUEST_TIMEOUT, SHUTDOWN_DRAIN};
 use crate::paths;
-use crate::session::SessionRegistry;
 use crate::state::{App, Shared};
 use ipc::IpcListener;
 use permit::PermitStream;
@@ -71,24 +69,14 @@ impl Daemon {
         let ipc = IpcListener::bind(&socket_path).await?;
         tracing::info!(listener = "ipc", path = %socket_path.display(), "IPC listener bound (always on)");
         let (stopping, shutdown) = watch::channel(false);
-        let events = Arc::new(EventBus::new());
-        let sessions = SessionRegistry::new(events.clone(), &options.config_dir);
-        let app = App::new(Shared {
+        let app = App::new(Shared::new(
             config,
-            config_dir: options.config_dir,
+            options.config_dir,
             socket_path,
-            started: Instant::now(),
-            events,
-            sessions,
-            auth: Default::default(),
-            tcp: Default::default(),
-            mcp: Default::default(),
-            agents: Default::default(),
-            peers: Default::default(),
             shutdown,
-            request_timeout: options.request_timeout,
-            port_override: options.port_override,
-        });
+            options.request_timeout,
+            options.port_override,
+        ));
         if let Err(e) = app.tcp.restart(&app).await {
             ipc.remove_file();
             anyhow::bail!("remote access is enabled but its listener cannot start: {e}");

@@ -1,7 +1,5 @@
 //! Framework tests with tools defined here: dispatch, errors, panics and disabled tools.
 
-use std::time::Instant;
-
 use serde_json::{Map, Value, json};
 
 use super::*;
@@ -10,23 +8,8 @@ use crate::state::Shared;
 
 pub(crate) fn test_app(dir: &std::path::Path) -> App {
     let (_tx, shutdown) = tokio::sync::watch::channel(false);
-    let events = std::sync::Arc::new(crate::events::EventBus::new());
-    App::new(Shared {
-        sessions: crate::session::SessionRegistry::new(events.clone(), dir),
-        config: ConfigStore::open(dir).unwrap(),
-        config_dir: dir.to_owned(),
-        socket_path: dir.join("mcp.sock"),
-        started: Instant::now(),
-        events,
-        auth: Default::default(),
-        tcp: Default::default(),
-        mcp: Default::default(),
-        agents: Default::default(),
-        peers: Default::default(),
-        shutdown,
-        request_timeout: crate::limits::REQUEST_TIMEOUT,
-        port_override: None,
-    })
+    let config = ConfigStore::open(dir).unwrap();
+    App::new(Shared::new(config, dir.to_owned(), dir.join("mcp.sock"), shutdown, crate::limits::REQUEST_TIMEOUT, None))
 }
 
 fn ctx(app: &App) -> CallContext {
