@@ -86,8 +86,8 @@ pub async fn spawn(ctx: &CallContext, p: Spawn) -> Result<Value, ToolError> {
     let app = ctx.app.clone();
     let (program, adapter) = resolve_agent(&p)?;
     // A registered caller becomes the child's parent: the prompt names it and how to report.
-    let transport = TransportId::new(ctx.mcp_session.clone().unwrap_or_default());
-    let prompt = match app.peers.messaging.identity_of(&transport) {
+    let transport = ctx.mcp_session.as_deref().map(TransportId::new);
+    let prompt = match transport.as_ref().and_then(|t| app.peers.messaging.identity_of(t)) {
         Some(parent) => format!("{}\n\n{}", p.prompt, child_prompt_instruction(parent)),
         None => p.prompt.clone(),
     };
@@ -139,7 +139,7 @@ pub async fn spawn(ctx: &CallContext, p: Spawn) -> Result<Value, ToolError> {
     let sessions = app.sessions.clone();
     app.agents.record_spawn(&session.id, info, |id| sessions.resolve(id).is_ok());
     let link = match uuid::Uuid::parse_str(&session.tuic_session) {
-        Ok(child) => app.peers.messaging.record_spawn(&transport, child, Some(name.clone())),
+        Ok(child) => app.peers.messaging.record_spawn(transport.as_ref(), child, Some(name.clone())),
         Err(_) => SpawnLink { parent_session_id: None, warning: None },
     };
     if let Some(description) = pty_description.clone() {

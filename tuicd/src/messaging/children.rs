@@ -86,8 +86,10 @@ impl Children {
 }
 
 impl Messaging {
-    /// `agent action=spawn`: registers the child (identity + inbox) and records its parent.
-    pub fn record_spawn(&self, caller: &TransportId, child: Uuid, name: Option<String>) -> SpawnLink {
+    /// `agent action=spawn`: registers the child (identity + inbox) and records its parent: the
+    /// caller's identity, or its MCP session as a pending parent. A caller without an MCP session
+    /// (`caller` is `None`) can never register later, so its child gets no parent at all.
+    pub fn record_spawn(&self, caller: Option<&TransportId>, child: Uuid, name: Option<String>) -> SpawnLink {
         let now = self.now_ms();
         let mut st = self.lock();
         let st = &mut *st;
@@ -96,21 +98,19 @@ impl Messaging {
             identity.name = name;
         }
         st.mailboxes.entry(child).or_default();
-        match st.identities.route(caller) {
-            Some(parent) => {
-                st.children.parent_of.insert(child, Parent::Registered(parent));
-                SpawnLink { parent_session_id: Some(parent), warning: None }
-            }
-            None => {
-                st.children.parent_of.insert(child, Parent::Pending(caller.clone()));
-                SpawnLink {
-                    parent_session_id: None,
-                    warning: Some(
-                        "caller has no peer identity: the child cannot message you until you call agent action=register"
-                            .to_string(),
-                    ),
-                }
-            }
+        if let Some(parent) = caller.and_then(|c| st.identities.route(c)) {
+            st.children.parent_of.insert(child, Parent::Registered(parent));
+            return SpawnLink { parent_session_id: Some(parent), warning: None };
+        }
+        if let Some(caller) = caller {
+            st.children.parent_of.insert(child, Parent::Pending(caller.clone()));
+        }
+        SpawnLink {
+            parent_session_id: None,
+            warning: Some(
+                "caller has no peer identity: the child cannot message you until you call agent action=register"
+                    .to_string(),
+            ),
         }
     }
 

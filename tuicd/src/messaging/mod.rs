@@ -51,7 +51,7 @@
 //! Terminals: [`injection::frame_for_terminal`] and [`injection::InjectionQueue`] (one FIFO with
 //! user commands, at most one release per idle transition).
 //!
-//! Children: `record_spawn(&caller, child, name) -> SpawnLink`, `child_lifecycle(child, ChildState,
+//! Children: `record_spawn(Option<&caller>, child, name) -> SpawnLink`, `child_lifecycle(child, ChildState,
 //! &live) -> Option<SendOutcome>`, `parent_of(child)`; a pending parent is linked by its register.
 //! [`child_prompt_instruction`] is the parent id and send instruction for the child's prompt.
 //!

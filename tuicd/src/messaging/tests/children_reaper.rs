@@ -8,7 +8,7 @@ fn a_registered_caller_becomes_the_parent_and_gets_state_only_lifecycle_mail() {
     let (m, _, world) = hub();
     let parent = external(&m, &world, "lead", "lead");
     let child = Uuid::new_v4();
-    let link = m.record_spawn(&t("lead"), child, Some("builder".into()));
+    let link = m.record_spawn(Some(&t("lead")), child, Some("builder".into()));
     assert_eq!(link.parent_session_id, Some(parent));
     assert_eq!(link.warning, None);
     assert_eq!(m.parent_of(child), Some(parent));
@@ -33,7 +33,7 @@ fn lifecycle_mail_is_never_typed_into_an_ordinary_parent() {
     let (m, _, world) = hub();
     let parent = managed(&m, &world, "p", 1, AgentKind::Other, Lifecycle::Idle);
     let child = Uuid::new_v4();
-    m.record_spawn(&t("p"), child, None);
+    m.record_spawn(Some(&t("p")), child, None);
     let sent = m.child_lifecycle(child, ChildState::Completed, &world).unwrap();
     assert_eq!(sent.delivery_path, DeliveryPath::LifecycleSummary);
     assert!(m.take_deliveries(parent, &world).payloads.is_empty());
@@ -45,7 +45,7 @@ fn a_pending_parent_is_linked_by_its_later_register_and_gets_earlier_lifecycle_m
     let (m, _, world) = hub();
     let child = Uuid::new_v4();
     world.set_live(&t("caller"), true);
-    let link = m.record_spawn(&t("caller"), child, None);
+    let link = m.record_spawn(Some(&t("caller")), child, None);
     assert_eq!(link.parent_session_id, None);
     assert!(link.warning.unwrap().contains("register"));
     assert_eq!(m.child_lifecycle(child, ChildState::Idle, &world), None, "kept until the parent registers");
@@ -63,7 +63,7 @@ fn the_reaper_keeps_identities_that_own_a_live_pty_or_parent_a_live_session() {
     let in_pty = managed(&m, &world, "pty-owner", 1, AgentKind::Other, Lifecycle::Working);
     let parent = external(&m, &world, "parent", "lead");
     let child = Uuid::new_v4();
-    m.record_spawn(&t("parent"), child, None);
+    m.record_spawn(Some(&t("parent")), child, None);
     world.add_pty(child, 2, AgentKind::Other, Lifecycle::Working);
     let gone = external(&m, &world, "gone", "gone");
 
@@ -97,9 +97,21 @@ fn a_spawn_assigned_name_survives_the_child_auto_binding() {
     external(&m, &world, "lead", "lead");
     let child = Uuid::new_v4();
     world.add_pty(child, 5, AgentKind::Other, Lifecycle::Starting);
-    m.record_spawn(&t("lead"), child, Some("reviewer".into()));
+    m.record_spawn(Some(&t("lead")), child, Some("reviewer".into()));
     world.set_live(&t("child"), true);
     let bound = m.bind_transport(&t("child"), child, &world).unwrap();
     assert_eq!(bound.name, "reviewer");
     assert_eq!(bound.attach, crate::messaging::Attach::Bound);
+}
+
+#[test]
+fn a_caller_without_an_mcp_session_spawns_a_child_with_an_inbox_but_no_parent() {
+    let (m, _, world) = hub();
+    let child = Uuid::new_v4();
+    let link = m.record_spawn(None, child, Some("orphan".into()));
+    assert_eq!(link.parent_session_id, None);
+    assert!(link.warning.is_some());
+    assert_eq!(m.parent_of(child), None);
+    assert!(m.list_peers(None, &world).iter().any(|p| p.tuic_session == child && p.name == "orphan"));
+    assert_eq!(m.child_lifecycle(child, ChildState::Idle, &world), None, "no parent, nothing stashed");
 }

@@ -132,7 +132,7 @@ fn a_lifecycle_summary_falls_back_when_a_peer_message_is_in_the_window() {
     let lead = managed(&m, &world, "lead", 1, AgentKind::Other, Lifecycle::Working);
     m.register(&t("lead"), RegisterRequest { orchestrator: Some(true), ..Default::default() }, &world).unwrap();
     let child = uuid::Uuid::new_v4();
-    m.record_spawn(&t("lead"), child, Some("child".into()));
+    m.record_spawn(Some(&t("lead")), child, Some("child".into()));
     world.add_pty(child, 2, AgentKind::Other, Lifecycle::Idle);
     m.child_lifecycle(child, ChildState::Idle, &world).unwrap();
     world.set_facts(lead, |f| f.lifecycle = Lifecycle::Idle);
