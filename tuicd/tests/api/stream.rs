@@ -171,16 +171,22 @@ async fn a_tombstone_stream_replays_then_closes() {
     assert_eq!(t.frames.last().unwrap(), "closed");
 }
 
+/// Waits until the session's output ends with `tail` (the child is then waiting for input) and
+/// returns the cursor just past it.
+async fn cursor_once_output_ends_with(daemon: &Daemon, id: &str, tail: &str) -> u64 {
+    crate::harness::wait_until(&format!("output ending with {tail:?}"), DEADLINE, || async {
+        let (_, out) = daemon.get(&format!("/sessions/{id}/output?limit=20")).await;
+        out["data"].as_str().unwrap().ends_with(tail).then(|| out["total_written"].as_u64().unwrap())
+    })
+    .await
+}
+
 #[tokio::test]
 async fn a_reconnecting_client_resumes_exactly_at_its_cursor() {
     let daemon = Daemon::start().await;
     let id = create_id(&daemon, json!({})).await;
     write(&daemon, &id, "stty -echo; seq 1 3000; read x; seq 3001 6000; exit 0\n").await;
-    let cursor = crate::harness::wait_until("the first half", DEADLINE, || async {
-        let (_, out) = daemon.get(&format!("/sessions/{id}/output?limit=20")).await;
-        out["data"].as_str().unwrap().ends_with("3000\r\n").then(|| out["total_written"].as_u64().unwrap())
-    })
-    .await;
+    let cursor = cursor_once_output_ends_with(&daemon, &id, "3000\r\n").await;
     let mut socket = connect(&daemon, &format!("/sessions/{id}/stream?cursor={cursor}")).await;
     write(&daemon, &id, "\n").await;
     let t = read_to_close(&mut socket).await;
@@ -255,11 +261,7 @@ async fn binary_mode_resumes_at_a_cursor_and_rejects_a_bad_value() {
     let daemon = Daemon::start().await;
     let id = create_id(&daemon, json!({})).await;
     write(&daemon, &id, "stty -echo; echo first; read x; echo second; exit 0\n").await;
-    let cursor = crate::harness::wait_until("the first line", DEADLINE, || async {
-        let (_, out) = daemon.get(&format!("/sessions/{id}/output?limit=20")).await;
-        out["data"].as_str().unwrap().ends_with("first\r\n").then(|| out["total_written"].as_u64().unwrap())
-    })
-    .await;
+    let cursor = cursor_once_output_ends_with(&daemon, &id, "first\r\n").await;
     let mut socket = connect(&daemon, &format!("/sessions/{id}/stream?cursor={cursor}&binary=true")).await;
     // Input works the same in binary mode.
     socket.send(Message::binary(b"\n".to_vec())).await.unwrap();
