@@ -17,14 +17,7 @@ async def drive(read, write, label):
         init = await session.initialize()
         assert init.serverInfo.name == "tuicd", init.serverInfo
         assert init.capabilities.tools.listChanged is True, init.capabilities
-
-        async def list_tools():
-            return [t.name for t in (await session.list_tools()).tools]
-
-        async def call(name, args):
-            return scenario.decode(await session.call_tool(name, args))
-
-        await scenario.run(list_tools, call, label)
+        await scenario.run_on(session, label)
     print(f"ok: {label}")
 
 

@@ -26,14 +26,7 @@ async def main(argv):
     label = f"mcp 2.x {mode} over {kind}"
     async with Client(server, mode=mode) as client:
         assert client.server_info.name == "tuicd", client.server_info
-
-        async def list_tools():
-            return [t.name for t in (await client.list_tools()).tools]
-
-        async def call(name, args):
-            return scenario.decode(await client.call_tool(name, args))
-
-        await scenario.run(list_tools, call, label)
+        await scenario.run_on(client, label)
     print(f"ok: {label}")
 
 

@@ -1,6 +1,6 @@
 """The scenario every Python client runs against tuicd: list tools, then drive a real PTY with the
 `session` tool (create, input, output, wait, status, list, kill) and check a tool error.
-`call(name, args) -> (is_error, value)` and `list_tools() -> [names]` are supplied by the client."""
+`run_on(client, label)` takes any SDK object with `list_tools()` and `call_tool(name, args)`."""
 
 import asyncio
 import json
@@ -36,6 +36,18 @@ async def run(list_tools, call, label):
     assert not err and gone["met"] is True, f"{label}: wait exited: {gone}"
     err, bad = await call("session", {"action": "explode"})
     assert err and "Valid actions" in bad["error"], f"{label}: unknown action: {bad}"
+
+
+async def run_on(client, label):
+    """Runs the scenario on any SDK object with `list_tools()` and `call_tool(name, args)`."""
+
+    async def list_tools():
+        return [t.name for t in (await client.list_tools()).tools]
+
+    async def call(name, args):
+        return decode(await client.call_tool(name, args))
+
+    await run(list_tools, call, label)
 
 
 def decode(result):
