@@ -146,6 +146,13 @@ enum Mode {
 }
 
 impl Mode {
+    fn key(self) -> &'static str {
+        match self {
+            Mode::Json => "json",
+            Mode::Binary => "binary",
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Mode::Json => "JSON text frames",
@@ -159,6 +166,7 @@ async fn flood_tuicd(daemon: &Daemon, file: &Path, mode: Mode) -> (u64, u64, Dur
     let query = if mode == Mode::Binary { "&binary=1" } else { "" };
     let mut socket = daemon.connect_with(&id, query).await;
     tokio::time::sleep(Duration::from_millis(200)).await; // let stty run before "go"
+    let (daemon_ticks, own_cpu) = (cpu_ticks(daemon.pid()), cpu_ticks(std::process::id()));
     let start = Instant::now();
     socket.send(Message::text("\n")).await.unwrap();
     let (mut total, mut missed, mut frames) = (0u64, 0u64, 0u64);
@@ -190,8 +198,30 @@ async fn flood_tuicd(daemon: &Daemon, file: &Path, mode: Mode) -> (u64, u64, Dur
         }
     }
     let elapsed = start.elapsed();
-    println!("  tuicd {}: {frames} frames, {} B per frame on average", mode.name(), total / frames.max(1));
+    println!(
+        "  tuicd {}: {frames} frames, {} B per frame on average; CPU daemon {:.2} s, client {:.2} s",
+        mode.name(),
+        total / frames.max(1),
+        (cpu_ticks(daemon.pid()) - daemon_ticks) as f64 / 100.0,
+        (cpu_ticks(std::process::id()) - own_cpu) as f64 / 100.0
+    );
     (total, missed, elapsed)
+}
+
+/// The same flood with no stream client: how fast the daemon alone drains the PTY (go over REST,
+/// end seen on /events).
+async fn flood_unwatched(daemon: &Daemon, file: &Path) -> Duration {
+    let mut events = daemon.client.get("http://tuic/events?types=session-closed").send().await.unwrap();
+    let id = daemon.create(json!({"shell": "/bin/sh", "args": producer(file), "cwd": "/"})).await;
+    tokio::time::sleep(Duration::from_millis(200)).await; // let stty run before "go"
+    let start = Instant::now();
+    let write = daemon.client.post(format!("http://tuic/sessions/{id}/write")).json(&json!({"data": "\n"}));
+    assert!(write.send().await.unwrap().status().is_success());
+    let mut seen = String::new();
+    while !seen.contains(&id) {
+        seen.push_str(&String::from_utf8_lossy(&events.chunk().await.unwrap().unwrap()));
+    }
+    start.elapsed()
 }
 
 async fn flood() {
@@ -201,7 +231,10 @@ async fn flood() {
     let daemon = Daemon::start(json!({})).await;
     let mb_s = |bytes: u64, took: Duration| bytes as f64 / took.as_secs_f64() / 1e6;
     let (mut direct_runs, mut json_runs, mut binary_runs) = (Vec::new(), Vec::new(), Vec::new());
-    for run in 1..=FLOOD_RUNS {
+    // TUIC_BENCH_ROUNDS overrides the number of runs; TUIC_BENCH_FLOOD_MODES=json or binary keeps one mode.
+    let rounds = std::env::var("TUIC_BENCH_ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(FLOOD_RUNS);
+    let only = std::env::var("TUIC_BENCH_FLOOD_MODES").unwrap_or_default();
+    for run in 1..=rounds {
         let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
         let load = load.split_whitespace().next().unwrap_or("?").to_owned();
         let (bytes, direct) = flood_direct(&file).await;
@@ -211,7 +244,14 @@ async fn flood() {
             direct.as_secs_f64(),
             mb_s(bytes, direct)
         );
+        if std::env::var_os("TUIC_BENCH_UNWATCHED").is_some() {
+            let took = flood_unwatched(&daemon, &file).await;
+            println!("flood run {run}: unwatched {:.0} MB/s, ratio {:.3}", mb_s(bytes, took), mb_s(bytes, took) / mb_s(bytes, direct));
+        }
         for (mode, runs) in [(Mode::Json, &mut json_runs), (Mode::Binary, &mut binary_runs)] {
+            if !only.is_empty() && only != mode.key() {
+                continue;
+            }
             let (got, missed, via) = flood_tuicd(&daemon, &file, mode).await;
             // Only what reached the client counts.
             runs.push(mb_s(got, via));
@@ -231,6 +271,9 @@ async fn flood() {
         sorted[sorted.len() / 2]
     };
     for (mode, runs) in [(Mode::Json, &json_runs), (Mode::Binary, &binary_runs)] {
+        if runs.is_empty() {
+            continue;
+        }
         println!(
             "flood {}: best direct {:.0} MB/s vs tuicd {:.0} MB/s, ratio {:.3}; median direct {:.0} vs tuicd {:.0}, ratio {:.3}",
             mode.name(),

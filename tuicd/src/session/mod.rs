@@ -74,3 +74,4 @@ pub struct Counters {
 
 #[cfg(test)]
 mod tests;
+mod writer;

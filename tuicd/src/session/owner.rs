@@ -13,6 +13,7 @@ use tokio::sync::{Notify, broadcast, mpsc, oneshot, watch};
 
 use super::capture::CaptureFile;
 use super::reader::ReaderControl;
+use super::writer::PtyWriter;
 use super::ring::RawRing;
 use super::screen::ScreenModel;
 use super::spawn::{SpawnPlan, check_size};
@@ -135,13 +136,15 @@ impl Session {
         let winsize_fd = std::os::fd::AsFd::as_fd(&pty)
             .try_clone_to_owned()
             .map_err(|e| SessionError::Spawn(format!("duplicating the PTY descriptor: {e}")))?;
-        // The reader thread reads a duplicate of the master, so the async half is the writer's alone.
+        // The reader thread reads a duplicate of the master; the writer registers the master for
+        // write readiness only (see `writer.rs`).
         let read_fd = std::os::fd::AsFd::as_fd(&pty)
             .try_clone_to_owned()
             .map_err(|e| SessionError::Spawn(format!("duplicating the PTY descriptor: {e}")))?;
         let reader =
             ReaderControl::new().map_err(|e| SessionError::Spawn(format!("creating the reader's eventfd: {e}")))?;
-        let (_, writer) = pty.into_split();
+        let writer = PtyWriter::new(OwnedFd::from(pty))
+            .map_err(|e| SessionError::Spawn(format!("registering the PTY writer: {e}")))?;
         let (input, input_rx) = mpsc::channel(PTY_INPUT_QUEUE);
         let (kill, kill_rx) = oneshot::channel();
         let live = broadcast::channel(SESSION_BROADCAST_CAPACITY).0;

@@ -9,7 +9,6 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use bytes::Bytes;
-use tokio::io::AsyncWriteExt;
 use tokio::sync::{mpsc, oneshot};
 
 use super::capture::Direction;
@@ -98,7 +97,7 @@ fn feed_agent(session: &Session, screen: &super::screen::ScreenModel, bytes: &[u
 /// session finishes or the PTY refuses writes.
 pub(super) async fn write_input(
     session: Arc<Session>,
-    mut writer: pty_process::OwnedWritePty,
+    writer: super::writer::PtyWriter,
     mut input: mpsc::Receiver<Bytes>,
 ) {
     let mut done = session.done.subscribe();
@@ -110,7 +109,7 @@ pub(super) async fn write_input(
         session.record(Direction::Input, &data);
         let written = tokio::select! {
             _ = done.wait_for(|d| *d) => return,
-            r = async { writer.write_all(&data).await?; writer.flush().await } => r,
+            r = writer.write_all(&data) => r,
         };
         if let Err(e) = written {
             tracing::debug!(session = %session.id, error = %e, "PTY write failed; the writer stops");
