@@ -246,7 +246,11 @@ async fn flood() {
         );
         if std::env::var_os("TUIC_BENCH_UNWATCHED").is_some() {
             let took = flood_unwatched(&daemon, &file).await;
-            println!("flood run {run}: unwatched {:.0} MB/s, ratio {:.3}", mb_s(bytes, took), mb_s(bytes, took) / mb_s(bytes, direct));
+            println!(
+                "flood run {run}: unwatched {:.0} MB/s, ratio {:.3}",
+                mb_s(bytes, took),
+                mb_s(bytes, took) / mb_s(bytes, direct)
+            );
         }
         for (mode, runs) in [(Mode::Json, &mut json_runs), (Mode::Binary, &mut binary_runs)] {
             if !only.is_empty() && only != mode.key() {

@@ -220,6 +220,8 @@ pub const SCREEN_MAX_BACKLOG: usize = 1024 * 1024;
 /// WebSocket: live output chunks already queued for a client are coalesced into one frame up to
 /// this size (fewer frames and syscalls under a flood; a lone keystroke echo is sent at once).
 pub const WS_BATCH_BYTES: usize = 256 * 1024;
-/// During a flood the screen model rests this many times as long as each full batch took to parse,
-/// so it uses at most about 1/(1 + factor) of a core: 3 gives 25%.
-pub const SCREEN_FLOOD_IDLE_FACTOR: u32 = 3;
+/// While output keeps coming, the screen model parses for at most 1/this of wall time (see
+/// `session/budget.rs`); interactive output and bursts of up to [`SCREEN_PARSE_BURST`] of parsing
+/// (about 800 KB of text) are parsed at once.
+pub const SCREEN_PARSE_SHARE: u32 = 10;
+pub const SCREEN_PARSE_BURST: Duration = Duration::from_millis(10);

@@ -42,6 +42,7 @@
 //! - This module knows nothing about HTTP.
 
 mod alias;
+mod budget;
 pub mod capture;
 mod error;
 mod owner;

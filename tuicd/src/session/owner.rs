@@ -13,10 +13,10 @@ use tokio::sync::{Notify, broadcast, mpsc, oneshot, watch};
 
 use super::capture::CaptureFile;
 use super::reader::ReaderControl;
-use super::writer::PtyWriter;
 use super::ring::RawRing;
 use super::screen::ScreenModel;
 use super::spawn::{SpawnPlan, check_size};
+use super::writer::PtyWriter;
 use super::{Counters, SessionError, tasks};
 use crate::limits::{PTY_INPUT_QUEUE, SESSION_BROADCAST_CAPACITY, SESSION_LOG_LINES, SESSION_RING_BYTES};
 
@@ -82,6 +82,8 @@ pub struct Session {
     pub(super) term: Mutex<TermState>,
     /// Wakes the screen task when the ring has new bytes (a permit is stored if it is busy).
     pub(super) screen_wake: Notify,
+    /// Tells a resting screen follower to catch up now: the output has ended.
+    pub(super) screen_hurry: Notify,
     /// The ring cursor up to which the screen model has processed.
     pub(super) screen_cursor: watch::Sender<u64>,
     pub(super) live: broadcast::Sender<Arc<SessionEvent>>,
@@ -175,6 +177,7 @@ impl Session {
                 skipped: 0,
             }),
             screen_wake: Notify::new(),
+            screen_hurry: Notify::new(),
             screen_cursor: watch::channel(0).0,
             live,
             input,

@@ -11,9 +11,10 @@ use std::time::Instant;
 use bytes::Bytes;
 use tokio::sync::{mpsc, oneshot};
 
+use super::budget::ParseBudget;
 use super::capture::Direction;
 use super::owner::{OnClose, Session, SessionEvent};
-use crate::limits::{PTY_DRAIN_AFTER_EXIT, SCREEN_BATCH, SCREEN_FLOOD_IDLE_FACTOR, SCREEN_MAX_BACKLOG};
+use crate::limits::{PTY_DRAIN_AFTER_EXIT, SCREEN_BATCH, SCREEN_MAX_BACKLOG};
 
 /// One chunk the reader thread read: to the ring and the broadcast under one lock (so live order
 /// equals cursor order for every subscriber), then to the screen task and the capture file.
@@ -34,8 +35,12 @@ pub(super) fn ingest(session: &Session, bytes: &[u8]) {
 
 /// Feeds the screen model from the ring, in batches, behind the reader: parsing a flood costs the
 /// reader nothing. Parks (no timer) until the reader wakes it; ends once the session is finished.
+/// While output keeps coming it holds to its parse budget (`budget.rs`), resting between batches
+/// and skipping ahead when far behind, until the supervisor asks it to catch up for the exit.
 pub(super) async fn follow_screen(session: Arc<Session>) {
     let mut cursor = 0u64;
+    let mut budget = ParseBudget::new(Instant::now());
+    let mut hurry = false;
     loop {
         session.screen_wake.notified().await;
         loop {
@@ -64,18 +69,19 @@ pub(super) async fn follow_screen(session: Arc<Session>) {
                 feed_agent(session.as_ref(), &term.screen, &read.data, cursor);
                 events
             };
-            let parse_time = parsing.elapsed();
+            let parsed = Instant::now();
             session.screen_cursor.send_replace(cursor);
             for event in events {
                 let _ = session.live.send(Arc::new(SessionEvent::Parsed(event)));
             }
-            // A full batch means a flood: pause for a multiple of the parse time so the parser
-            // takes a bounded share of a core (the reader and the streams keep the rest) and
-            // skips ahead on its next batch. Interactive output never hits this.
-            if read.data.len() == SCREEN_BATCH && !*session.done.borrow() {
-                tokio::time::sleep(parse_time * SCREEN_FLOOD_IDLE_FACTOR).await;
-            } else {
+            let rest = budget.spend(parsed - parsing, parsed);
+            if rest.is_zero() || hurry {
                 tokio::task::yield_now().await;
+            } else {
+                tokio::select! {
+                    () = tokio::time::sleep(rest) => {}
+                    () = session.screen_hurry.notified() => hurry = true,
+                }
             }
         }
         if *session.done.borrow() {
@@ -150,6 +156,7 @@ pub(super) async fn supervise(
     }
     // ...and the screen model, before the exit is recorded.
     let total = session.lock().ring.total();
+    session.screen_hurry.notify_one();
     session.screen_wake.notify_one();
     let _ = session.screen_cursor.subscribe().wait_for(|c| *c >= total).await;
     session.finish(exit_code, reason);
