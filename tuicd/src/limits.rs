@@ -155,6 +155,11 @@ pub const SESSION_RING_BYTES: usize = 2 * 1024 * 1024;
 pub const SESSION_LOG_LINES: usize = 10_000;
 /// One PTY read. 64 KiB drains a flooding child in few syscalls; it is the reference's figure.
 pub const PTY_READ_CHUNK: usize = 64 * 1024;
+/// A read cycle that has gathered this much waits up to [`PTY_COALESCE_WAIT`] for more before
+/// handing the chunk on (a flood then reaches the streams in [`PTY_READ_CHUNK`] frames; a lone
+/// echo, far smaller, goes out at once).
+pub const PTY_COALESCE_FROM: usize = 8 * 1024;
+pub const PTY_COALESCE_WAIT: Duration = Duration::from_millis(1);
 /// Stack reserved for each session's PTY reader thread. Its frames are shallow (read, ring push,
 /// broadcast, capture, a log line); only touched pages count towards RSS, so an idle session's
 /// thread costs a few KiB of memory whatever this is.
@@ -223,5 +228,5 @@ pub const WS_BATCH_BYTES: usize = 256 * 1024;
 /// While output keeps coming, the screen model parses for at most 1/this of wall time (see
 /// `session/budget.rs`); interactive output and bursts of up to [`SCREEN_PARSE_BURST`] of parsing
 /// (about 800 KB of text) are parsed at once.
-pub const SCREEN_PARSE_SHARE: u32 = 10;
+pub const SCREEN_PARSE_SHARE: u32 = 20;
 pub const SCREEN_PARSE_BURST: Duration = Duration::from_millis(10);

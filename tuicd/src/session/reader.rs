@@ -17,7 +17,7 @@ use rustix::io::Errno;
 use tokio::sync::oneshot;
 
 use super::owner::Session;
-use crate::limits::{PTY_READ_CHUNK, PTY_READER_STACK_BYTES};
+use crate::limits::{PTY_COALESCE_FROM, PTY_COALESCE_WAIT, PTY_READ_CHUNK, PTY_READER_STACK_BYTES};
 
 /// The session's handle on its reader thread.
 #[derive(Debug)]
@@ -80,6 +80,10 @@ fn read_until_end(session: &Session, pty: &OwnedFd) {
                         }
                     }
                     Err(Errno::INTR) => {}
+                    // Under a flood the kernel hands over a few KiB per read and the next few
+                    // KiB are microseconds away: wait briefly for them rather than waking every
+                    // consumer for a part of a chunk.
+                    Err(Errno::AGAIN) if filled >= PTY_COALESCE_FROM && more_within(control, pty) => {}
                     Err(Errno::AGAIN) => break Ok(()),
                     // EIO: every holder of the PTY's child side has closed it.
                     Err(Errno::IO) => break Err(None),
@@ -114,4 +118,14 @@ fn read_until_end(session: &Session, pty: &OwnedFd) {
             let _ = rustix::io::read(&control.wake, &mut count);
         }
     }
+}
+
+/// Whether the PTY becomes readable within [`PTY_COALESCE_WAIT`] (and nothing asked the thread to
+/// look at its controls meanwhile).
+fn more_within(control: &ReaderControl, pty: &OwnedFd) -> bool {
+    let mut fds = [PollFd::new(&control.wake, PollFlags::IN), PollFd::new(pty, PollFlags::IN)];
+    let timeout = rustix::event::Timespec { tv_sec: 0, tv_nsec: PTY_COALESCE_WAIT.as_nanos() as i64 };
+    matches!(poll(&mut fds, Some(&timeout)), Ok(n) if n > 0)
+        && fds[0].revents().is_empty()
+        && fds[1].revents().contains(PollFlags::IN)
 }
