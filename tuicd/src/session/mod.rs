@@ -34,9 +34,11 @@
 //! - Every byte the child wrote is in the ring, the screen and the broadcast before `Exit`.
 //! - The reader (a dedicated thread per session, `reader.rs`, so draining a flood never waits for a
 //!   tokio worker) only appends to the ring and broadcasts; the screen model follows the ring on its
-//!   own task (`tasks::follow_screen`), so parsing never slows output. Under a flood it skips ahead
-//!   when more than `SCREEN_MAX_BACKLOG` behind and takes a bounded share of a core.
-//! - Cursors only move forward: bytes for raw output, log lines for text/log output.
+//!   own task (`tasks::follow_screen`), so parsing never slows output. Under sustained output it
+//!   holds to a parse-time budget (`budget.rs`, 1/`SCREEN_PARSE_SHARE` of wall time) and skips
+//!   ahead when more than `SCREEN_MAX_BACKLOG` behind.
+//! - The writer (`writer.rs`) registers the PTY master with the reactor for write readiness only,
+//!   so output never wakes the reactor.
 //! - No per-session timer: an idle session costs its reader thread parked in `poll()` (a few
 //!   touched stack pages), three parked tasks (writer, supervisor, screen) and its buffers.
 //! - This module knows nothing about HTTP.
