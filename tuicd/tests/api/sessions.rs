@@ -171,6 +171,20 @@ async fn alternate_screen_programs_show_on_screen_but_stay_out_of_the_log() {
 }
 
 #[tokio::test]
+async fn a_write_larger_than_the_pty_buffer_waits_for_the_child_and_arrives_whole() {
+    let daemon = Daemon::start().await;
+    let script = "stty raw -echo; echo ready; head -c 300000 | wc -c";
+    let id = create_id(&daemon, json!({"shell": "/bin/sh", "args": ["-c", script]})).await;
+    wait_text(&daemon, &id, "ready").await;
+    // Far more than the PTY's input buffer holds: the writer meets EAGAIN and must be woken for
+    // write readiness (its only registration) as the child reads.
+    write(&daemon, &id, &"x".repeat(300_000)).await;
+    wait_text(&daemon, &id, "300000").await;
+    let info = wait_exited(&daemon, &id).await;
+    assert_eq!(info["exit_code"], 0, "{info}");
+}
+
+#[tokio::test]
 async fn resize_reaches_the_child() {
     let daemon = Daemon::start().await;
     let id = create_id(&daemon, json!({"rows": 24, "cols": 80})).await;

@@ -91,6 +91,13 @@ async fn a_flood_then_exit_reaches_the_client_byte_for_byte_before_exit() {
     assert!(t.data.contains("\r\n200000\r\n"));
     assert_eq!(&t.frames[t.frames.len() - 2..], ["exit", "closed"]);
     assert_eq!(t.exit.unwrap()["exit_code"], 0);
+    // The screen model rests under a flood (its parse budget) but is current by the exit: the
+    // last rows are on the screen and the rows just above them are the log's last lines.
+    let (_, out) = daemon.get(&format!("/sessions/{id}/output?format=log")).await;
+    let rows: Vec<&str> = out["screen"].as_array().unwrap().iter().map(|r| r.as_str().unwrap()).collect();
+    assert!(rows.contains(&"200000") && rows.contains(&"199990"), "{rows:?}");
+    let last_logged: u32 = out["lines"].as_array().unwrap().last().unwrap().as_str().unwrap().parse().unwrap();
+    assert!((199_950..199_990).contains(&last_logged), "last log line {last_logged}, screen {rows:?}");
 }
 
 /// Floods `seq 1 last` (with a pause after 50000) and joins the stream from cursor 0 once more
