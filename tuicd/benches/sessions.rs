@@ -250,12 +250,14 @@ async fn flood() {
         let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
         let load = load.split_whitespace().next().unwrap_or("?").to_owned();
         let direct_file = file.clone();
+        let own_ticks = cpu_ticks(std::process::id());
         let (bytes, direct) = tokio::task::spawn_blocking(move || flood_direct(&direct_file)).await.unwrap();
         direct_runs.push(mb_s(bytes, direct));
         println!(
-            "flood run {run} (load {load}): file {size} B; direct {bytes} B in {:.3} s ({:.0} MB/s)",
+            "flood run {run} (load {load}): file {size} B; direct {bytes} B in {:.3} s ({:.0} MB/s), reader CPU {:.2} s",
             direct.as_secs_f64(),
-            mb_s(bytes, direct)
+            mb_s(bytes, direct),
+            (cpu_ticks(std::process::id()) - own_ticks) as f64 / 100.0
         );
         if std::env::var_os("TUIC_BENCH_UNWATCHED").is_some() {
             let took = flood_unwatched(&daemon, &file).await;
