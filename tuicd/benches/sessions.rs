@@ -178,9 +178,11 @@ async fn flood_tuicd(daemon: &Daemon, file: &Path, mode: Mode) -> (u64, u64, Dur
     socket.send(Message::text("\n")).await.unwrap();
     let (mut total, mut missed, mut frames) = (0u64, 0u64, 0u64);
     let mut next = 0u64;
+    let mut last_byte = start;
     while let Some(Ok(message)) = socket.next().await {
         let text = match message {
             Message::Binary(frame) => {
+                last_byte = Instant::now();
                 // An 8-byte big-endian cursor, then raw bytes: count them, check they are contiguous.
                 frames += 1;
                 let cursor = u64::from_be_bytes(frame[..8].try_into().unwrap());
@@ -195,7 +197,10 @@ async fn flood_tuicd(daemon: &Daemon, file: &Path, mode: Mode) -> (u64, u64, Dur
         frames += 1;
         let frame: CountFrame = serde_json::from_str(&text).unwrap();
         match frame.kind.as_str() {
-            "output" => total += frame.total_written - frame.cursor,
+            "output" => {
+                total += frame.total_written - frame.cursor;
+                last_byte = Instant::now();
+            }
             "lagged" => {
                 missed += frame.missed;
                 next = frame.cursor;
@@ -206,9 +211,10 @@ async fn flood_tuicd(daemon: &Daemon, file: &Path, mode: Mode) -> (u64, u64, Dur
     }
     let elapsed = start.elapsed();
     println!(
-        "  tuicd {}: {frames} frames, {} B per frame on average; CPU daemon {:.2} s, client {:.2} s",
+        "  tuicd {}: {frames} frames, {} B per frame on average; exit frame {:.1} ms after the last byte; CPU daemon {:.2} s, client {:.2} s",
         mode.name(),
         total / frames.max(1),
+        (start + elapsed - last_byte).as_secs_f64() * 1e3,
         (cpu_ticks(daemon.pid()) - daemon_ticks) as f64 / 100.0,
         (cpu_ticks(std::process::id()) - own_cpu) as f64 / 100.0
     );
