@@ -4,7 +4,9 @@
 //! the broadcast under one lock (`tasks::ingest`).
 //!
 //! The descriptor is non-blocking (it shares its open file with the async writer), so the thread
-//! reads until `EAGAIN` and then parks in `poll()` on the PTY and an eventfd. An idle session is a
+//! reads until `EAGAIN` and then parks in `poll()` on the PTY and an eventfd; a cycle that already
+//! holds [`PTY_COALESCE_FROM`] bytes (a flood) first polls up to [`PTY_COALESCE_WAIT`] for more, so
+//! consumers get one chunk of up to [`PTY_READ_CHUNK`] instead of many small ones. An idle session is a
 //! thread parked in `poll()`: no CPU, and only the stack pages it has touched (see
 //! [`PTY_READER_STACK_BYTES`]). The eventfd wakes it for a pause change or a stop.
 
