@@ -2,7 +2,8 @@
 //!
 //! `cargo bench -p tuicd --bench sessions -- [flood] [echo] [idle]` (all three without arguments).
 //! - flood: the same producer (`cat` of a ~108 MB base64 file) read (a) directly from a PTY by a
-//!   minimal reader (a thread in blocking `read()`) and (b) through tuicd's WebSocket, in both
+//!   minimal reader (a thread in blocking `read()`) and (b) through tuicd's WebSocket by a client
+//!   on its own thread and current-thread runtime, in both
 //!   output modes: JSON text frames (the default) and binary frames (`?binary=1`); 10 alternating
 //!   runs, each tuicd run compared with the direct run just before it. On 2 cores a single run
 //!   swings between ~35 and ~90 MB/s with where the scheduler puts the producer, the reader and
