@@ -72,16 +72,14 @@ impl Daemon {
     }
 
     async fn connect(&self, id: &str) -> Socket {
-        self.connect_with(id, "").await
+        connect_stream(&self.dir.path().join("mcp.sock"), id, "").await
     }
+}
 
-    async fn connect_with(&self, id: &str, query: &str) -> Socket {
-        let stream = tokio::net::UnixStream::connect(self.dir.path().join("mcp.sock")).await.unwrap();
-        tokio_tungstenite::client_async(format!("ws://tuic/sessions/{id}/stream?cursor=0{query}"), stream)
-            .await
-            .unwrap()
-            .0
-    }
+/// Opens `/sessions/:id/stream?cursor=0` plus `query` over the daemon's Unix socket.
+async fn connect_stream(sock: &Path, id: &str, query: &str) -> Socket {
+    let stream = tokio::net::UnixStream::connect(sock).await.unwrap();
+    tokio_tungstenite::client_async(format!("ws://tuic/sessions/{id}/stream?cursor=0{query}"), stream).await.unwrap().0
 }
 
 #[derive(serde::Deserialize)]
@@ -184,9 +182,7 @@ async fn flood_tuicd(daemon: &Daemon, file: &Path, mode: Mode) -> (u64, u64, Dur
 /// Reads one flood through the stream until its `exit` frame: bytes, bytes missed, time taken.
 async fn stream_flood(sock: &Path, id: &str, mode: Mode, daemon_pid: u32) -> (u64, u64, Duration) {
     let query = if mode == Mode::Binary { "&binary=1" } else { "" };
-    let stream = tokio::net::UnixStream::connect(sock).await.unwrap();
-    let url = format!("ws://tuic/sessions/{id}/stream?cursor=0{query}");
-    let mut socket = tokio_tungstenite::client_async(url, stream).await.unwrap().0;
+    let mut socket = connect_stream(sock, id, query).await;
     tokio::time::sleep(Duration::from_millis(200)).await; // let stty run before "go"
     let (daemon_ticks, own_cpu) = (cpu_ticks(daemon_pid), cpu_ticks(std::process::id()));
     let start = Instant::now();
