@@ -152,6 +152,8 @@ impl<'de> Visitor<'de> for ShapeVisitor {
 }
 
 /// The message members [`ShapeVisitor`] tells apart.
+#[derive(serde::Deserialize)]
+#[serde(field_identifier, rename_all = "lowercase")]
 enum Key {
     Jsonrpc,
     Method,
@@ -159,31 +161,8 @@ enum Key {
     Params,
     Result,
     Error,
+    #[serde(other)]
     Other,
-}
-
-impl<'de> Deserialize<'de> for Key {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl Visitor<'_> for KeyVisitor {
-            type Value = Key;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a member name")
-            }
-            fn visit_str<E: de::Error>(self, key: &str) -> Result<Key, E> {
-                Ok(match key {
-                    "jsonrpc" => Key::Jsonrpc,
-                    "method" => Key::Method,
-                    "id" => Key::Id,
-                    "params" => Key::Params,
-                    "result" => Key::Result,
-                    "error" => Key::Error,
-                    _ => Key::Other,
-                })
-            }
-        }
-        deserializer.deserialize_any(KeyVisitor)
-    }
 }
 
 impl<'de> Deserialize<'de> for Member<'de> {
@@ -262,30 +241,14 @@ impl<'de> Deserialize<'de> for CallParamsField<'de> {
     }
 }
 
+/// The `tools/call` params members `CallVisitor` tells apart.
+#[derive(serde::Deserialize)]
+#[serde(field_identifier, rename_all = "lowercase")]
 enum CallKey {
     Name,
     Arguments,
+    #[serde(other)]
     Other,
-}
-
-impl<'de> Deserialize<'de> for CallKey {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl Visitor<'_> for KeyVisitor {
-            type Value = CallKey;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a member name")
-            }
-            fn visit_str<E: de::Error>(self, key: &str) -> Result<CallKey, E> {
-                Ok(match key {
-                    "name" => CallKey::Name,
-                    "arguments" => CallKey::Arguments,
-                    _ => CallKey::Other,
-                })
-            }
-        }
-        deserializer.deserialize_any(KeyVisitor)
-    }
 }
 
 /// Any JSON value, parsed exactly as a `Value` would be (same checks) and dropped.
