@@ -219,8 +219,9 @@ pub const PROGRESS_LIST_MAX: usize = 1000;
 /// between them so that screen reads stay responsive during a flood.
 pub const SCREEN_BATCH: usize = 256 * 1024;
 /// When the screen model is this far behind the ring, it skips to the last [`SCREEN_BATCH`] bytes.
-/// 1 MiB of 80-column output is about 13,000 rows, more than the log keeps, so a flood costs
-/// a bounded share of a core for parsing instead of all of it, and the screen stays current.
+/// 1 MiB of 80-column output is about 13,000 rows, more than the log keeps: a parser held to its
+/// budget ([`SCREEN_PARSE_SHARE`]) under a flood jumps to the recent past instead of falling ever
+/// further behind, so the screen stays current.
 pub const SCREEN_MAX_BACKLOG: usize = 1024 * 1024;
 /// WebSocket: live output chunks already queued for a client are coalesced into one frame up to
 /// this size (fewer frames and syscalls under a flood; a lone keystroke echo is sent at once).
