@@ -37,10 +37,14 @@ struct Daemon {
 
 impl Daemon {
     async fn start(config: Value) -> Daemon {
+        // TUIC_BENCH_TUICD runs another build of the daemon.
+        let binary = std::env::var("TUIC_BENCH_TUICD").unwrap_or_else(|_| env!("CARGO_BIN_EXE_tuicd").to_owned());
+        Self::start_binary(config, &binary).await
+    }
+
+    async fn start_binary(config: Value, binary: &str) -> Daemon {
         let dir = tempfile::Builder::new().prefix("tuicb").tempdir().unwrap();
         std::fs::write(dir.path().join("config.json"), config.to_string()).unwrap();
-        // TUIC_BENCH_TUICD runs another build of the daemon (A/B comparisons).
-        let binary = std::env::var("TUIC_BENCH_TUICD").unwrap_or_else(|_| env!("CARGO_BIN_EXE_tuicd").to_owned());
         let child = tokio::process::Command::new(binary)
             .arg("--config-dir")
             .arg(dir.path())
@@ -255,14 +259,25 @@ async fn flood() {
     let work = if shm.is_dir() { tempfile::tempdir_in(shm) } else { tempfile::tempdir() }.unwrap();
     let file = flood_file(work.path());
     let size = std::fs::metadata(&file).unwrap().len();
-    let daemon = Daemon::start(json!({})).await;
+    // TUIC_BENCH_TUICD_B adds a second daemon build to the same alternation: an A/B comparison in
+    // which both builds meet the same moments of a noisy machine.
+    let mut daemons = vec![("", Daemon::start(json!({})).await)];
+    if let Ok(other) = std::env::var("TUIC_BENCH_TUICD_B") {
+        daemons.push((" [B]", Daemon::start_binary(json!({}), &other).await));
+    }
     let mb_s = |bytes: u64, took: Duration| bytes as f64 / took.as_secs_f64() / 1e6;
-    // Per mode: each run's throughput and its ratio to the direct run just before it.
-    let (mut direct_runs, mut json_runs, mut binary_runs) = (Vec::new(), Vec::new(), Vec::new());
+    // Per mode and daemon: each run's throughput and its ratio to the direct run just before it.
+    let mut direct_runs = Vec::new();
+    let mut runs: Vec<(Mode, usize, Vec<(f64, f64)>)> = Vec::new();
     // TUIC_BENCH_ROUNDS overrides the number of runs; TUIC_BENCH_FLOOD_MODES=json, binary or none
     // keeps one mode (or none); TUIC_BENCH_UNWATCHED=1 adds the daemon draining with no client.
     let rounds = std::env::var("TUIC_BENCH_ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(FLOOD_RUNS);
     let only = std::env::var("TUIC_BENCH_FLOOD_MODES").unwrap_or_default();
+    for mode in [Mode::Json, Mode::Binary] {
+        if only.is_empty() || only == mode.key() {
+            runs.extend((0..daemons.len()).map(|d| (mode, d, Vec::new())));
+        }
+    }
     for run in 1..=rounds {
         let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
         let load = load.split_whitespace().next().unwrap_or("?").to_owned();
@@ -277,20 +292,26 @@ async fn flood() {
             (cpu_ticks(std::process::id()) - own_ticks) as f64 / 100.0
         );
         if std::env::var_os("TUIC_BENCH_UNWATCHED").is_some() {
-            let took = flood_unwatched(&daemon, &file).await;
-            let ratio = mb_s(bytes, took) / mb_s(bytes, direct);
-            println!("flood run {run}: tuicd with no client {:.0} MB/s, ratio {ratio:.3}", mb_s(bytes, took));
-        }
-        for (mode, runs) in [(Mode::Json, &mut json_runs), (Mode::Binary, &mut binary_runs)] {
-            if !only.is_empty() && only != mode.key() {
-                continue;
+            for (label, daemon) in &daemons {
+                let took = flood_unwatched(daemon, &file).await;
+                let ratio = mb_s(bytes, took) / mb_s(bytes, direct);
+                println!(
+                    "flood run {run}: tuicd{label} with no client {:.0} MB/s, ratio {ratio:.3}",
+                    mb_s(bytes, took)
+                );
             }
-            let (got, missed, via) = flood_tuicd(&daemon, &file, mode).await;
+        }
+        // Every other round in reverse order, so no arm always follows the same one.
+        let order: Vec<usize> = if run % 2 == 1 { (0..runs.len()).collect() } else { (0..runs.len()).rev().collect() };
+        for i in order {
+            let (mode, d, results) = &mut runs[i];
+            let (label, daemon) = &daemons[*d];
+            let (got, missed, via) = flood_tuicd(daemon, &file, *mode).await;
             // Only what reached the client counts.
             let ratio = mb_s(got, via) / mb_s(bytes, direct);
-            runs.push((mb_s(got, via), ratio));
+            results.push((mb_s(got, via), ratio));
             println!(
-                "flood run {run}: tuicd WS {}: {got} B (+{missed} missed) in {:.3} s ({:.0} MB/s), ratio to this run's direct {ratio:.3}",
+                "flood run {run}: tuicd{label} WS {}: {got} B (+{missed} missed) in {:.3} s ({:.0} MB/s), ratio to this run's direct {ratio:.3}",
                 mode.name(),
                 via.as_secs_f64(),
                 mb_s(got, via),
@@ -303,21 +324,26 @@ async fn flood() {
         if values.len() % 2 == 0 { (values[mid - 1] + values[mid]) / 2.0 } else { values[mid] }
     };
     let direct_median = median(&mut direct_runs.clone());
-    for (mode, runs) in [(Mode::Json, &json_runs), (Mode::Binary, &binary_runs)] {
-        if runs.is_empty() {
-            continue;
-        }
-        let tuicd_median = median(&mut runs.iter().map(|r| r.0).collect());
-        let ratios: Vec<f64> = runs.iter().map(|r| r.1).collect();
+    for (mode, d, results) in &runs {
+        let tuicd_median = median(&mut results.iter().map(|r| r.0).collect());
+        let ratios: Vec<f64> = results.iter().map(|r| r.1).collect();
         let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
         println!(
-            "flood {} over {} runs: median direct {direct_median:.0} MB/s vs tuicd {tuicd_median:.0} MB/s, ratio {:.3}; \
+            "flood{} {} over {} runs: median direct {direct_median:.0} MB/s vs tuicd {tuicd_median:.0} MB/s, ratio {:.3}; \
              per-run ratios: median {:.3}, mean {mean:.3}",
+            daemons[*d].0,
             mode.name(),
-            runs.len(),
+            results.len(),
             tuicd_median / direct_median,
             median(&mut ratios.clone()),
         );
+        if *d > 0 {
+            // The A/B figure: B's throughput over A's in the same round, same mode.
+            let a = runs.iter().find(|(m, d, _)| m == mode && *d == 0).map(|r| &r.2).unwrap();
+            let mut per_round: Vec<f64> = results.iter().zip(a).map(|(b, a)| b.0 / a.0).collect();
+            let mean = per_round.iter().sum::<f64>() / per_round.len() as f64;
+            println!("flood {} B/A per round: median {:.3}, mean {mean:.3}", mode.name(), median(&mut per_round));
+        }
     }
 }
 

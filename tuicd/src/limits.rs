@@ -192,6 +192,11 @@ pub const OUTPUT_DEFAULT_BYTES: usize = 8192;
 pub const SESSION_ID_MAX_LEN: usize = 64;
 /// WebSocket: raw catch-up is sent in frames of at most this many bytes.
 pub const WS_CATCH_UP_CHUNK: usize = 64 * 1024;
+/// WebSocket: the most a socket read takes in for client frames (keystrokes; a paste's frame
+/// reserves its full length anyway). tungstenite zero-fills this much before every read attempt,
+/// and the stream task polls for client frames after each frame it sends: its 128 KiB default
+/// cost a 128 KiB memset per output frame under a flood.
+pub const WS_READ_BUFFER: usize = 4 * 1024;
 /// Raw PTY capture files (`.tcap`) stop growing at this size per session (seed value).
 pub const CAPTURE_MAX_BYTES: u64 = 512 * 1024;
 /// `/process/stats` samples CPU from the previous call; calls closer than this reuse the last

@@ -17,18 +17,18 @@ use futures_util::{SinkExt, StreamExt};
 use http_body_util::BodyExt;
 use hyper_tungstenite::HyperWebsocketStream;
 use hyper_tungstenite::tungstenite::Message;
+use hyper_tungstenite::tungstenite::protocol::WebSocketConfig;
 use proto::session::StreamFrame;
 use serde::Deserialize;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
 use crate::http::body::query;
 use crate::http::{ApiError, ApiResult, Caller, Request};
-use crate::limits::{WS_BATCH_BYTES, WS_CATCH_UP_CHUNK};
-use crate::session::ring::incomplete_utf8_tail;
+use crate::limits::{WS_BATCH_BYTES, WS_CATCH_UP_CHUNK, WS_READ_BUFFER};
 use crate::session::{Session, SessionEvent};
 use crate::state::App;
 
-use super::stream_encode::{binary_output, json_output};
+use super::stream_encode::{binary_output, json_output, take_incomplete_tail};
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -57,7 +57,8 @@ pub async fn stream(app: &App, caller: &Caller, id: &str, mut req: Request) -> A
         Some("1" | "true") => true,
         Some(_) => return Err(ApiError::InvalidField("binary: expected 1, 0, true or false".into())),
     };
-    let (response, websocket) = hyper_tungstenite::upgrade(&mut req, None)
+    let config = WebSocketConfig::default().read_buffer_size(WS_READ_BUFFER);
+    let (response, websocket) = hyper_tungstenite::upgrade(&mut req, Some(config))
         .map_err(|e| ApiError::BadRequest(format!("WebSocket upgrade failed: {e}")))?;
     let client =
         Client { app: app.clone(), session, can_write: caller.is_loopback(), binary, next: 0, held: Vec::new() };
@@ -203,7 +204,7 @@ impl Client {
     }
 
     /// Sends the part of the contiguous `parts`, starting at cursor `start`, that this client has not
-    /// had yet (`start` must not be beyond `next`), as one frame.
+    /// had yet (`start` must not be beyond `next`), as one frame encoded straight from the parts.
     async fn forward(&mut self, sink: &mut Sink, start: u64, parts: &[&[u8]]) -> Result<(), Gone> {
         let end = start + parts.iter().map(|p| p.len() as u64).sum::<u64>();
         if end <= self.next {
@@ -212,31 +213,32 @@ impl Client {
         let mut skip = (self.next - start) as usize;
         let cursor = self.next - self.held.len() as u64;
         self.next = end;
-        let fresh = (end - cursor) as usize;
-        let mut bytes = if self.binary { binary_output(cursor, fresh) } else { Vec::with_capacity(fresh) };
-        bytes.append(&mut self.held);
+        let held = std::mem::take(&mut self.held);
+        let mut fresh: Vec<&[u8]> = Vec::with_capacity(parts.len() + 1);
+        fresh.push(&held);
         for part in parts {
             let from = skip.min(part.len());
             skip -= from;
-            bytes.extend_from_slice(&part[from..]);
+            fresh.push(&part[from..]);
         }
         if self.binary {
-            return sink.send(Message::binary(bytes)).await.map_err(|_| Gone);
+            let mut frame = binary_output(cursor, (end - cursor) as usize);
+            fresh.iter().for_each(|part| frame.extend_from_slice(part));
+            return sink.send(Message::binary(frame)).await.map_err(|_| Gone);
         }
-        let hold = incomplete_utf8_tail(&bytes);
-        self.held = bytes.split_off(bytes.len() - hold);
-        self.send_output(sink, cursor, &bytes).await
+        // An incomplete character at the end waits for the rest of it.
+        let tail = take_incomplete_tail(&mut fresh);
+        let result = self.send_output(sink, cursor, &fresh).await;
+        self.held = tail;
+        result
     }
 
-    async fn send_output(&mut self, sink: &mut Sink, cursor: u64, bytes: &[u8]) -> Result<(), Gone> {
-        if bytes.is_empty() {
+    async fn send_output(&mut self, sink: &mut Sink, cursor: u64, parts: &[&[u8]]) -> Result<(), Gone> {
+        let len = parts.iter().map(|p| p.len() as u64).sum::<u64>();
+        if len == 0 {
             return Ok(());
         }
-        let total_written = cursor + bytes.len() as u64;
-        let frame = match std::str::from_utf8(bytes) {
-            Ok(data) => json_output(data, cursor, total_written),
-            Err(_) => json_output(&String::from_utf8_lossy(bytes), cursor, total_written),
-        };
+        let frame = json_output(parts, cursor, cursor + len);
         sink.send(Message::text(frame)).await.map_err(|_| Gone)
     }
 
@@ -260,7 +262,7 @@ impl Client {
     async fn end(&mut self, sink: &mut Sink, exit_code: Option<i32>, reason: &'static str) -> Result<(), Gone> {
         self.catch_up(sink).await?;
         let held = std::mem::take(&mut self.held);
-        self.send_output(sink, self.next - held.len() as u64, &held).await?;
+        self.send_output(sink, self.next - held.len() as u64, &[&held]).await?;
         let session_id = self.session.id.clone();
         send(sink, &StreamFrame::Exit { session_id: session_id.clone(), exit_code }).await?;
         send(sink, &StreamFrame::Closed { session_id, reason: reason.to_owned() }).await?;

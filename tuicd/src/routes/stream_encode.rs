@@ -1,22 +1,62 @@
 //! The WebSocket's `output` frames, encoded straight into one buffer each: the JSON text frame
-//! (byte-identical to serde's encoding of `StreamFrame::Output`, with an escape scan that skips 8
-//! plain bytes at a time) and the opt-in binary frame (`?binary=1`: an 8-byte big-endian cursor,
-//! then the raw bytes).
+//! (byte-identical to serde's encoding of `StreamFrame::Output`, escaped straight from the shared
+//! output chunks by a scan that moves 8 plain bytes at a time) and the opt-in binary frame
+//! (`?binary=1`: an 8-byte big-endian cursor, then the raw bytes).
 
-use std::fmt::Write;
+use std::io::Write as _;
+
+use crate::session::ring::incomplete_utf8_tail;
 
 /// Length of the binary frame's header: the cursor of its first byte, big-endian.
 pub const BINARY_HEADER_BYTES: usize = 8;
 
-/// `{"type":"output","data":"...","cursor":C,"total_written":T}`.
-pub fn json_output(data: &str, cursor: u64, total_written: u64) -> String {
+const JSON_OUTPUT_HEAD: &[u8] = br#"{"type":"output","data":""#;
+
+/// `{"type":"output","data":"...","cursor":C,"total_written":T}` for the contiguous output in
+/// `parts` (a character may straddle two parts). Bytes that are not UTF-8 become U+FFFD, as
+/// `String::from_utf8_lossy` makes them.
+pub fn json_output(parts: &[&[u8]], cursor: u64, total_written: u64) -> String {
+    let len: usize = parts.iter().map(|p| p.len()).sum();
     // Headroom for the envelope and a line break escape every ~40 bytes, so typical output never
     // reallocates.
-    let mut out = String::with_capacity(data.len() + data.len() / 20 + 96);
-    out.push_str(r#"{"type":"output","data":""#);
-    escape_into(&mut out, data);
+    let mut out = Vec::with_capacity(len + len / 20 + 96);
+    out.extend_from_slice(JSON_OUTPUT_HEAD);
+    for part in parts {
+        escape_into(&mut out, part);
+    }
     let _ = write!(out, r#"","cursor":{cursor},"total_written":{total_written}}}"#);
-    out
+    // Escaping maps ASCII to ASCII and copies every other byte as it is, so the frame is UTF-8
+    // exactly when the output is: this one check is the output's validation.
+    String::from_utf8(out).unwrap_or_else(|_| {
+        let text = String::from_utf8_lossy(&parts.concat()).into_owned();
+        json_output(&[text.as_bytes()], cursor, total_written)
+    })
+}
+
+/// Removes an incomplete UTF-8 character from the end of the contiguous `parts` (it may straddle
+/// parts) and returns its bytes, to be sent with the rest of it.
+pub fn take_incomplete_tail(parts: &mut Vec<&[u8]>) -> Vec<u8> {
+    let mut last = [0u8; 3];
+    let mut got = 0;
+    for part in parts.iter().rev() {
+        for &b in part.iter().rev().take(last.len() - got) {
+            got += 1;
+            last[last.len() - got] = b;
+        }
+    }
+    let mut hold = incomplete_utf8_tail(&last[last.len() - got..]);
+    let mut tail = Vec::with_capacity(hold);
+    while let Some(part) = parts.last_mut().filter(|_| hold > 0) {
+        let take = hold.min(part.len());
+        let (keep, taken) = part.split_at(part.len() - take);
+        tail.splice(0..0, taken.iter().copied());
+        *part = keep;
+        hold -= take;
+        if part.is_empty() {
+            parts.pop();
+        }
+    }
+    tail
 }
 
 /// Starts a binary output frame whose first byte has cursor `cursor`; append the bytes to it.
@@ -29,53 +69,56 @@ pub fn binary_output(cursor: u64, capacity: usize) -> Vec<u8> {
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
 
-/// Whether any byte of the 8 in `word` is a control character, `"` or `\` (SWAR: the classic exact
-/// "has a byte less than n" and "has a zero byte" tests).
-fn needs_escape(word: u64) -> bool {
+/// The high bit of each byte of `word` (little-endian) that is a control character, `"` or `\`
+/// (SWAR: the classic "has a byte less than n" and "has a zero byte" tests). A borrow can also
+/// mark a byte above a marked one, so only the lowest mark is exact; that is the one used.
+fn escape_marks(word: u64) -> u64 {
     let zero_byte = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
     let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGHS;
-    (below_space | zero_byte(word ^ (ONES * u64::from(b'"'))) | zero_byte(word ^ (ONES * u64::from(b'\\')))) != 0
+    below_space | zero_byte(word ^ (ONES * u64::from(b'"'))) | zero_byte(word ^ (ONES * u64::from(b'\\')))
 }
 
-/// Appends `s` JSON-escaped exactly as serde_json does: `"`, `\`, the short escapes `\b \t \n \f \r`,
-/// other control characters as `\u00xx`; everything else (DEL and non-ASCII included) verbatim.
-pub fn escape_into(out: &mut String, s: &str) {
-    let bytes = s.as_bytes();
-    let mut plain_from = 0;
+/// Appends `bytes` JSON-escaped exactly as serde_json does: `"`, `\`, the short escapes
+/// `\b \t \n \f \r`, other control characters as `\u00xx`; everything else (DEL and non-ASCII
+/// included) verbatim. Each step copies 8 bytes at once; at an escape the copy is cut back to it.
+pub fn escape_into(out: &mut Vec<u8>, bytes: &[u8]) {
     let mut i = 0;
-    while i < bytes.len() {
-        if let Some(word) = bytes.get(i..i + 8) {
-            let word = u64::from_le_bytes(word.try_into().unwrap_or_default());
-            if !needs_escape(word) {
-                i += 8;
-                continue;
-            }
+    while let Some(word) = bytes.get(i..i + 8) {
+        let word: [u8; 8] = word.try_into().unwrap_or_default();
+        out.extend_from_slice(&word);
+        let marks = escape_marks(u64::from_le_bytes(word));
+        if marks == 0 {
+            i += 8;
+            continue;
         }
-        let end = (i + 8).min(bytes.len());
-        for (j, &b) in bytes.iter().enumerate().take(end).skip(i) {
-            let short = match b {
-                b'"' => "\\\"",
-                b'\\' => "\\\\",
-                b'\n' => "\\n",
-                b'\r' => "\\r",
-                b'\t' => "\\t",
-                0x08 => "\\b",
-                0x0c => "\\f",
-                0..=0x1f => "",
-                _ => continue,
-            };
-            // `j` indexes an ASCII byte, so both slice ends are character boundaries.
-            out.push_str(&s[plain_from..j]);
-            if short.is_empty() {
-                let _ = write!(out, "\\u{b:04x}");
-            } else {
-                out.push_str(short);
-            }
-            plain_from = j + 1;
-        }
-        i = end;
+        let at = (marks.trailing_zeros() / 8) as usize;
+        out.truncate(out.len() - (8 - at));
+        push_escaped(out, bytes[i + at]);
+        i += at + 1;
     }
-    out.push_str(&s[plain_from..]);
+    for &b in &bytes[i..] {
+        if b < 0x20 || b == b'"' || b == b'\\' {
+            push_escaped(out, b);
+        } else {
+            out.push(b);
+        }
+    }
+}
+
+/// The escape of one byte that needs one.
+fn push_escaped(out: &mut Vec<u8>, b: u8) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let short: &[u8] = match b {
+        b'"' => b"\\\"",
+        b'\\' => b"\\\\",
+        b'\n' => b"\\n",
+        b'\r' => b"\\r",
+        b'\t' => b"\\t",
+        0x08 => b"\\b",
+        0x0c => b"\\f",
+        _ => &[b'\\', b'u', b'0', b'0', HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xf)]],
+    };
+    out.extend_from_slice(short);
 }
 
 #[cfg(test)]
@@ -97,12 +140,49 @@ mod tests {
         for from in 0..all.len() {
             if all.is_char_boundary(from) {
                 let s = &all[from..];
-                assert_eq!(json_output(s, 3, 3 + s.len() as u64), serde(s, 3, 3 + s.len() as u64), "from {from}");
+                let expected = serde(s, 3, 3 + s.len() as u64);
+                assert_eq!(json_output(&[s.as_bytes()], 3, 3 + s.len() as u64), expected, "from {from}");
             }
         }
         let base64ish = "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo=\r\n".repeat(50);
-        assert_eq!(json_output(&base64ish, 0, 7), serde(&base64ish, 0, 7));
-        assert_eq!(json_output("", 0, 0), serde("", 0, 0));
+        assert_eq!(json_output(&[base64ish.as_bytes()], 0, 7), serde(&base64ish, 0, 7));
+        assert_eq!(json_output(&[], 0, 0), serde("", 0, 0));
+        // Several escapes in one word, and a borrow past an escape that must not mark the next byte.
+        let dense = "\"\\\n\x01\x1f\"ab\x00!\\\t\r\n\"x";
+        assert_eq!(json_output(&[dense.as_bytes()], 1, 2), serde(dense, 1, 2));
+    }
+
+    #[test]
+    fn parts_encode_as_their_concatenation_even_mid_character() {
+        let text = "line one\r\nh€llo \"wörld\" 😀\r\n".repeat(3);
+        let bytes = text.as_bytes();
+        for cut in 0..=bytes.len() {
+            let (a, b) = bytes.split_at(cut);
+            assert_eq!(json_output(&[a, b], 5, 9), serde(&text, 5, 9), "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_become_replacement_characters() {
+        let bytes: &[u8] = &[b'o', b'k', 0xff, b'\n', 0xe2, 0x82, b'"', 0x80];
+        let lossy = String::from_utf8_lossy(bytes);
+        assert_eq!(json_output(&[&bytes[..3], &bytes[3..]], 0, 8), serde(&lossy, 0, 8));
+    }
+
+    #[test]
+    fn an_incomplete_character_is_taken_from_the_end_across_parts() {
+        let smile = "😀".as_bytes();
+        let mut parts: Vec<&[u8]> = vec![b"ab", &smile[..1], &smile[1..3]];
+        assert_eq!(take_incomplete_tail(&mut parts), &smile[..3]);
+        assert_eq!(parts, [b"ab".as_slice()]);
+        let mut whole: Vec<&[u8]> = vec![b"ab", &smile[..2], &smile[2..]];
+        assert!(take_incomplete_tail(&mut whole).is_empty());
+        assert_eq!(whole.concat(), [b"ab".as_slice(), smile].concat());
+        let mut empty: Vec<&[u8]> = vec![b"", b""];
+        assert!(take_incomplete_tail(&mut empty).is_empty());
+        let mut only: Vec<&[u8]> = vec![b"", &smile[..2]];
+        assert_eq!(take_incomplete_tail(&mut only), &smile[..2]);
+        assert_eq!(only, [b"".as_slice()]);
     }
 
     #[test]

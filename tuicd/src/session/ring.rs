@@ -67,19 +67,12 @@ impl RawRing {
 /// How many bytes at the end of `data` form an incomplete (but so far valid) UTF-8 sequence, so a
 /// reader can stop before them and never split a character across two reads.
 pub fn incomplete_utf8_tail(data: &[u8]) -> usize {
-    match std::str::from_utf8(data) {
-        Ok(_) => 0,
-        Err(e) if e.error_len().is_none() => data.len() - e.valid_up_to(),
-        Err(_) => {
-            // Invalid bytes earlier on; only the last three bytes can start an incomplete char.
-            let from = data.len().saturating_sub(3);
-            (from..data.len())
-                .find(|&i| {
-                    std::str::from_utf8(&data[i..]).is_err_and(|e| e.valid_up_to() == 0 && e.error_len().is_none())
-                })
-                .map_or(0, |i| data.len() - i)
-        }
-    }
+    // Only the last three bytes can start an incomplete character: the first of them that begins a
+    // valid but unfinished sequence is the tail (whatever comes before is not looked at).
+    let from = data.len().saturating_sub(3);
+    (from..data.len())
+        .find(|&i| std::str::from_utf8(&data[i..]).is_err_and(|e| e.valid_up_to() == 0 && e.error_len().is_none()))
+        .map_or(0, |i| data.len() - i)
 }
 
 /// How many leading bytes are UTF-8 continuation bytes (a read that starts mid-character skips them).
@@ -115,6 +108,14 @@ mod tests {
         assert_eq!(incomplete_utf8_tail(&euro[..2]), 2);
         assert_eq!(incomplete_utf8_tail(b"ab"), 0);
         assert_eq!(incomplete_utf8_tail(&[b'a', 0xFF, b'b', euro[0]]), 1);
+        let smile = "😀".as_bytes();
+        assert_eq!(incomplete_utf8_tail(&[b"ab".as_slice(), &smile[..3]].concat()), 3);
+        assert_eq!(incomplete_utf8_tail(&[b"ab".as_slice(), smile].concat()), 0);
+        assert_eq!(incomplete_utf8_tail(&[euro, euro].concat()), 0);
+        // A stray continuation byte or a lead byte followed by ASCII is not held: it is invalid.
+        assert_eq!(incomplete_utf8_tail(&[b'a', 0x80]), 0);
+        assert_eq!(incomplete_utf8_tail(&[euro[0], b'a']), 0);
+        assert_eq!(incomplete_utf8_tail(b""), 0);
         assert_eq!(continuation_head(&euro[1..]), 2);
     }
 }
