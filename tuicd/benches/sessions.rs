@@ -74,10 +74,6 @@ impl Daemon {
         assert_eq!(response.status(), 201);
         response.json::<Value>().await.unwrap()["session_id"].as_str().unwrap().to_owned()
     }
-
-    async fn connect(&self, id: &str) -> Socket {
-        connect_stream(&self.dir.path().join("mcp.sock"), id, "").await
-    }
 }
 
 /// Opens `/sessions/:id/stream?cursor=0` plus `query` over the daemon's Unix socket.
@@ -347,12 +343,12 @@ async fn flood() {
     }
 }
 
-async fn echo() {
-    let daemon = Daemon::start(json!({})).await;
-    let id = daemon.create(json!({"shell": "/bin/cat", "cwd": "/"})).await;
-    let mut socket = daemon.connect(&id).await;
-    let mut samples = Vec::with_capacity(ECHO_ITERATIONS);
-    for i in 0..ECHO_ITERATIONS + 50 {
+/// Sends `iterations` keystrokes (after 50 to warm up), each once the previous one's echo came
+/// back; returns the round trips.
+async fn echo_rounds(sock: &Path, id: &str, iterations: usize) -> Vec<Duration> {
+    let mut socket = connect_stream(sock, id, "").await;
+    let mut samples = Vec::with_capacity(iterations);
+    for i in 0..iterations + 50 {
         let key = [b'a' + (i % 26) as u8];
         let start = Instant::now();
         socket.send(Message::binary(key.to_vec())).await.unwrap();
@@ -367,6 +363,23 @@ async fn echo() {
             samples.push(start.elapsed());
         }
     }
+    samples
+}
+
+async fn echo() {
+    let daemon = Daemon::start(json!({})).await;
+    let id = daemon.create(json!({"shell": "/bin/cat", "cwd": "/"})).await;
+    // TUIC_BENCH_ECHO_ITERATIONS overrides the count (a longer run to profile the daemon under).
+    let iterations =
+        std::env::var("TUIC_BENCH_ECHO_ITERATIONS").ok().and_then(|n| n.parse().ok()).unwrap_or(ECHO_ITERATIONS);
+    // Like the flood client: its own thread and current-thread runtime, so the round trip has no
+    // hop between the bench runtime's reactor and a worker in it.
+    let sock = daemon.dir.path().join("mcp.sock");
+    let client = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(echo_rounds(&sock, &id, iterations))
+    });
+    let mut samples = tokio::task::spawn_blocking(move || client.join().unwrap()).await.unwrap();
     samples.sort();
     let pct = |p: f64| samples[((samples.len() as f64 * p) as usize).min(samples.len() - 1)];
     let affinity = std::fs::read_to_string("/proc/self/status")
@@ -376,7 +389,7 @@ async fn echo() {
         .map(|l| l.split_whitespace().last().unwrap_or("?").to_owned())
         .unwrap_or_default();
     println!(
-        "echo ({ECHO_ITERATIONS} iterations, cpus {affinity}): p50 {:?}, p99 {:?}, max {:?}",
+        "echo ({iterations} iterations, cpus {affinity}): p50 {:?}, p99 {:?}, max {:?}",
         pct(0.50),
         pct(0.99),
         samples.last().unwrap()

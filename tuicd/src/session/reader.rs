@@ -1,7 +1,8 @@
 //! The PTY reader: one small dedicated thread per session doing `read()` on the PTY master, so
 //! draining a flooding child never waits for a busy tokio worker (the kernel's PTY buffer is small:
 //! a reader that is late by one scheduling round stalls the child). Each chunk goes to the ring and
-//! the broadcast under one lock (`tasks::ingest`).
+//! the broadcast under one lock (`tasks::ingest`); a large chunk reaches the broadcast in the very
+//! buffer it was read into, so the ring's copy is its only one.
 //!
 //! The descriptor is non-blocking (it shares its open file with the async writer), so the thread
 //! reads until `EAGAIN` and then parks in `poll()` on the PTY and an eventfd; a cycle that already
@@ -14,12 +15,14 @@ use std::os::fd::OwnedFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use bytes::Bytes;
+use rustix::buffer::spare_capacity;
 use rustix::event::{EventfdFlags, PollFd, PollFlags, eventfd, poll};
 use rustix::io::Errno;
 use tokio::sync::oneshot;
 
 use super::owner::Session;
-use crate::limits::{PTY_COALESCE_FROM, PTY_COALESCE_WAIT, PTY_READ_CHUNK, PTY_READER_STACK_BYTES};
+use crate::limits::{PTY_COALESCE_FROM, PTY_COALESCE_WAIT, PTY_HANDOVER_FROM, PTY_READ_CHUNK, PTY_READER_STACK_BYTES};
 
 /// The session's handle on its reader thread.
 #[derive(Debug)]
@@ -61,7 +64,7 @@ pub(super) fn spawn(session: Arc<Session>, pty: OwnedFd) -> std::io::Result<ones
 
 fn read_until_end(session: &Session, pty: &OwnedFd) {
     let control = &session.reader;
-    let mut buf = vec![0u8; PTY_READ_CHUNK];
+    let mut buf: Vec<u8> = Vec::with_capacity(PTY_READ_CHUNK);
     loop {
         if control.stop.load(Ordering::SeqCst) {
             return;
@@ -71,13 +74,11 @@ fn read_until_end(session: &Session, pty: &OwnedFd) {
             // Read until the kernel has nothing more or the buffer is full, then ingest once: a
             // flood becomes fewer, larger chunks (one lock, one broadcast, one frame per client)
             // while a lone echo still goes out after a single read and one `EAGAIN`.
-            let mut filled = 0;
             let outcome = loop {
-                match rustix::io::read(pty, &mut buf[filled..]) {
+                match rustix::io::read(pty, spare_capacity(&mut buf)) {
                     Ok(0) => break Err(None),
-                    Ok(n) => {
-                        filled += n;
-                        if filled == buf.len() {
+                    Ok(_) => {
+                        if buf.len() == buf.capacity() {
                             break Ok(());
                         }
                     }
@@ -85,18 +86,19 @@ fn read_until_end(session: &Session, pty: &OwnedFd) {
                     // Under a flood the kernel hands over a few KiB per read and the next few
                     // KiB are microseconds away: wait briefly for them rather than waking every
                     // consumer for a part of a chunk.
-                    Err(Errno::AGAIN) if filled >= PTY_COALESCE_FROM && more_within(control, pty) => {}
+                    Err(Errno::AGAIN) if buf.len() >= PTY_COALESCE_FROM && more_within(control, pty) => {}
                     Err(Errno::AGAIN) => break Ok(()),
                     // EIO: every holder of the PTY's child side has closed it.
                     Err(Errno::IO) => break Err(None),
                     Err(e) => break Err(Some(e)),
                 }
             };
-            if filled > 0 {
-                super::tasks::ingest(session, &buf[..filled]);
+            let full = buf.len() == buf.capacity();
+            if !buf.is_empty() {
+                super::tasks::ingest(session, take_chunk(&mut buf));
             }
             match outcome {
-                Ok(()) if filled == buf.len() => continue,
+                Ok(()) if full => continue,
                 Ok(()) => {}
                 Err(None) => return,
                 Err(Some(e)) => {
@@ -122,6 +124,19 @@ fn read_until_end(session: &Session, pty: &OwnedFd) {
     }
 }
 
+/// The chunk read into `buf`, leaving `buf` empty with room for the next one. A large chunk hands
+/// its allocation over without a copy (the ring copies it once); a small one (a keystroke echo) is
+/// copied to its size, so the broadcast's retained slots never pin a whole read buffer for a byte.
+fn take_chunk(buf: &mut Vec<u8>) -> Bytes {
+    if buf.len() >= PTY_HANDOVER_FROM {
+        Bytes::from(std::mem::replace(buf, Vec::with_capacity(PTY_READ_CHUNK)))
+    } else {
+        let chunk = Bytes::copy_from_slice(buf);
+        buf.clear();
+        chunk
+    }
+}
+
 /// Whether the PTY becomes readable within [`PTY_COALESCE_WAIT`] (and nothing asked the thread to
 /// look at its controls meanwhile).
 fn more_within(control: &ReaderControl, pty: &OwnedFd) -> bool {
@@ -130,4 +145,26 @@ fn more_within(control: &ReaderControl, pty: &OwnedFd) -> bool {
     matches!(poll(&mut fds, Some(&timeout)), Ok(n) if n > 0)
         && fds[0].revents().is_empty()
         && fds[1].revents().contains(PollFlags::IN)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_large_chunk_keeps_its_buffer_and_a_small_one_is_copied() {
+        let mut buf = Vec::with_capacity(PTY_READ_CHUNK);
+        buf.extend(std::iter::repeat_n(b'x', PTY_HANDOVER_FROM));
+        let read_into = buf.as_ptr();
+        let chunk = take_chunk(&mut buf);
+        assert_eq!((chunk.as_ptr(), chunk.len()), (read_into, PTY_HANDOVER_FROM));
+        assert!(buf.is_empty() && buf.capacity() >= PTY_READ_CHUNK);
+
+        buf.extend_from_slice(b"echo");
+        let read_into = buf.as_ptr();
+        let chunk = take_chunk(&mut buf);
+        assert_eq!(&chunk[..], b"echo");
+        assert_ne!(chunk.as_ptr(), read_into);
+        assert!(buf.is_empty() && buf.as_ptr() == read_into, "the read buffer is kept for the next read");
+    }
 }

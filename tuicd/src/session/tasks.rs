@@ -18,19 +18,19 @@ use crate::limits::{PTY_DRAIN_AFTER_EXIT, SCREEN_BATCH, SCREEN_MAX_BACKLOG};
 
 /// One chunk the reader thread read: to the ring and the broadcast under one lock (so live order
 /// equals cursor order for every subscriber), then to the screen task and the capture file.
-pub(super) fn ingest(session: &Session, bytes: &[u8]) {
-    let data = Bytes::copy_from_slice(bytes);
+pub(super) fn ingest(session: &Session, data: Bytes) {
+    let bytes = data.clone();
     {
         let mut out = session.lock();
         let start = out.ring.total();
-        out.ring.push(bytes);
+        out.ring.push(&bytes);
         out.last_output = Some(Instant::now());
         // No subscribers is fine: the ring has it.
         let _ = session.live.send(Arc::new(SessionEvent::Output { start, data }));
     }
     session.screen_wake.notify_one();
     session.counters.bytes_emitted.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-    session.record(Direction::Output, bytes);
+    session.record(Direction::Output, &bytes);
 }
 
 /// Feeds the screen model from the ring, in batches, behind the reader: parsing a flood costs the
