@@ -8,6 +8,8 @@
 //!   runs, each tuicd run compared with the direct run just before it. On 2 cores a single run
 //!   swings between ~35 and ~90 MB/s with where the scheduler puts the producer, the reader and
 //!   the tty kworkers, so only the medians over many runs mean anything.
+//!   `TUIC_BENCH_RELAY=1` adds a minimal relay (see `flood_relay`) and `TUIC_BENCH_TUICD_B` a second
+//!   daemon build in the same alternation (A/B).
 //! - echo: keystroke echo round trip through the WebSocket to `cat` in a cooked PTY, 1000
 //!   iterations, p50/p99. Run under `taskset -c 0` for the pinned figure (children inherit it).
 //! - idle: daemon RSS per session with 500 idle shells; daemon CPU over 10 s with 100 idle shells.
@@ -144,6 +146,58 @@ fn flood_direct(file: &Path) -> (u64, Duration) {
     (total, elapsed)
 }
 
+/// A minimal relay (`TUIC_BENCH_RELAY=1`): the direct reader forwards each chunk to a Unix socket
+/// and a second thread reads it there, with no framing, no ring and no screen: what one more
+/// reader of the bytes costs on this machine. `TUIC_BENCH_RELAY_HOP=1` hands each chunk to a third
+/// thread that writes it to the socket (the shape of a reader thread feeding a sender task), and
+/// `TUIC_BENCH_RELAY_SYNC=1` makes the reader wait for that write before its next read.
+fn flood_relay(file: &Path, hop: bool) -> (u64, Duration) {
+    use std::io::{Read, Write};
+    let (pty, pts) = pty_process::blocking::open().unwrap();
+    pty.resize(pty_process::Size::new(24, 80)).unwrap();
+    let mut child = pty_process::blocking::Command::new("/bin/sh").args(producer(file)).spawn(pts).unwrap();
+    let mut pty = std::fs::File::from(std::os::fd::OwnedFd::from(pty));
+    let (mut near, mut far) = std::os::unix::net::UnixStream::pair().unwrap();
+    std::thread::sleep(Duration::from_millis(200)); // let stty run before "go"
+    let start = Instant::now();
+    pty.write_all(b"\n").unwrap();
+    let relay = std::thread::spawn(move || {
+        let mut buf = vec![0u8; 64 * 1024];
+        if hop {
+            let sync = std::env::var_os("TUIC_BENCH_RELAY_SYNC").is_some();
+            let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
+            let (ack_tx, ack_rx) = std::sync::mpsc::channel::<()>();
+            let writer = std::thread::spawn(move || {
+                for chunk in rx {
+                    near.write_all(&chunk).unwrap();
+                    let _ = ack_tx.send(());
+                }
+            });
+            while let Ok(n @ 1..) = pty.read(&mut buf) {
+                tx.send(buf[..n].to_vec()).unwrap();
+                if sync {
+                    ack_rx.recv().unwrap();
+                }
+            }
+            drop(tx);
+            writer.join().unwrap();
+            return;
+        }
+        while let Ok(n @ 1..) = pty.read(&mut buf) {
+            near.write_all(&buf[..n]).unwrap();
+        }
+    });
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut total = 0u64;
+    while let Ok(n @ 1..) = far.read(&mut buf) {
+        total += n as u64;
+    }
+    let elapsed = start.elapsed();
+    relay.join().unwrap();
+    let _ = child.wait();
+    (total, elapsed)
+}
+
 /// Output modes of the stream the flood measures.
 #[derive(Clone, Copy, PartialEq)]
 enum Mode {
@@ -264,9 +318,11 @@ async fn flood() {
     let mb_s = |bytes: u64, took: Duration| bytes as f64 / took.as_secs_f64() / 1e6;
     // Per mode and daemon: each run's throughput and its ratio to the direct run just before it.
     let mut direct_runs = Vec::new();
+    let mut relay_runs = Vec::new();
     let mut runs: Vec<(Mode, usize, Vec<(f64, f64)>)> = Vec::new();
     // TUIC_BENCH_ROUNDS overrides the number of runs; TUIC_BENCH_FLOOD_MODES=json, binary or none
-    // keeps one mode (or none); TUIC_BENCH_UNWATCHED=1 adds the daemon draining with no client.
+    // keeps one mode (or none); TUIC_BENCH_UNWATCHED=1 adds the daemon draining with no client;
+    // TUIC_BENCH_RELAY=1 adds the relay floor (`flood_relay`).
     let rounds = std::env::var("TUIC_BENCH_ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(FLOOD_RUNS);
     let only = std::env::var("TUIC_BENCH_FLOOD_MODES").unwrap_or_default();
     for mode in [Mode::Json, Mode::Binary] {
@@ -287,6 +343,14 @@ async fn flood() {
             mb_s(bytes, direct),
             (cpu_ticks(std::process::id()) - own_ticks) as f64 / 100.0
         );
+        if std::env::var_os("TUIC_BENCH_RELAY").is_some() {
+            let relay_file = file.clone();
+            let hop = std::env::var_os("TUIC_BENCH_RELAY_HOP").is_some();
+            let (got, took) = tokio::task::spawn_blocking(move || flood_relay(&relay_file, hop)).await.unwrap();
+            let ratio = mb_s(got, took) / mb_s(bytes, direct);
+            relay_runs.push(ratio);
+            println!("flood run {run}: relay floor {:.0} MB/s, ratio {ratio:.3}", mb_s(got, took));
+        }
         if std::env::var_os("TUIC_BENCH_UNWATCHED").is_some() {
             for (label, daemon) in &daemons {
                 let took = flood_unwatched(daemon, &file).await;
@@ -320,6 +384,14 @@ async fn flood() {
         if values.len() % 2 == 0 { (values[mid - 1] + values[mid]) / 2.0 } else { values[mid] }
     };
     let direct_median = median(&mut direct_runs.clone());
+    if !relay_runs.is_empty() {
+        let mean = relay_runs.iter().sum::<f64>() / relay_runs.len() as f64;
+        println!(
+            "flood relay floor over {} runs: per-run ratios median {:.3}, mean {mean:.3}",
+            relay_runs.len(),
+            median(&mut relay_runs.clone())
+        );
+    }
     for (mode, d, results) in &runs {
         let tuicd_median = median(&mut results.iter().map(|r| r.0).collect());
         let ratios: Vec<f64> = results.iter().map(|r| r.1).collect();
