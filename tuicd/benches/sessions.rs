@@ -122,17 +122,24 @@ fn producer(file: &Path) -> Vec<String> {
     vec!["-c".into(), format!("stty -echo; read go; cat {}", file.display())]
 }
 
-/// The direct baseline: a plain thread reading the PTY master in blocking `read()` calls, the
-/// most minimal reader there is.
-fn flood_direct(file: &Path) -> (u64, Duration) {
-    use std::io::{Read, Write};
+/// The producer on a PTY this process opened, started: the master, the child and when "go" went.
+fn start_producer(file: &Path) -> (std::fs::File, std::process::Child, Instant) {
+    use std::io::Write;
     let (pty, pts) = pty_process::blocking::open().unwrap();
     pty.resize(pty_process::Size::new(24, 80)).unwrap();
-    let mut child = pty_process::blocking::Command::new("/bin/sh").args(producer(file)).spawn(pts).unwrap();
+    let child = pty_process::blocking::Command::new("/bin/sh").args(producer(file)).spawn(pts).unwrap();
     let mut pty = std::fs::File::from(std::os::fd::OwnedFd::from(pty));
     std::thread::sleep(Duration::from_millis(200)); // let stty run before "go"
     let start = Instant::now();
     pty.write_all(b"\n").unwrap();
+    (pty, child, start)
+}
+
+/// The direct baseline: a plain thread reading the PTY master in blocking `read()` calls, the
+/// most minimal reader there is.
+fn flood_direct(file: &Path) -> (u64, Duration) {
+    use std::io::Read;
+    let (mut pty, mut child, start) = start_producer(file);
     let mut buf = vec![0u8; 64 * 1024];
     let mut total = 0u64;
     loop {
@@ -153,14 +160,8 @@ fn flood_direct(file: &Path) -> (u64, Duration) {
 /// `TUIC_BENCH_RELAY_SYNC=1` makes the reader wait for that write before its next read.
 fn flood_relay(file: &Path, hop: bool) -> (u64, Duration) {
     use std::io::{Read, Write};
-    let (pty, pts) = pty_process::blocking::open().unwrap();
-    pty.resize(pty_process::Size::new(24, 80)).unwrap();
-    let mut child = pty_process::blocking::Command::new("/bin/sh").args(producer(file)).spawn(pts).unwrap();
-    let mut pty = std::fs::File::from(std::os::fd::OwnedFd::from(pty));
     let (mut near, mut far) = std::os::unix::net::UnixStream::pair().unwrap();
-    std::thread::sleep(Duration::from_millis(200)); // let stty run before "go"
-    let start = Instant::now();
-    pty.write_all(b"\n").unwrap();
+    let (mut pty, mut child, start) = start_producer(file);
     let relay = std::thread::spawn(move || {
         let mut buf = vec![0u8; 64 * 1024];
         if hop {
@@ -322,7 +323,7 @@ async fn flood() {
     let mut runs: Vec<(Mode, usize, Vec<(f64, f64)>)> = Vec::new();
     // TUIC_BENCH_ROUNDS overrides the number of runs; TUIC_BENCH_FLOOD_MODES=json, binary or none
     // keeps one mode (or none); TUIC_BENCH_UNWATCHED=1 adds the daemon draining with no client;
-    // TUIC_BENCH_RELAY=1 adds the relay floor (`flood_relay`).
+    // TUIC_BENCH_RELAY=1 adds the minimal relay (`flood_relay`).
     let rounds = std::env::var("TUIC_BENCH_ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(FLOOD_RUNS);
     let only = std::env::var("TUIC_BENCH_FLOOD_MODES").unwrap_or_default();
     for mode in [Mode::Json, Mode::Binary] {
@@ -349,7 +350,7 @@ async fn flood() {
             let (got, took) = tokio::task::spawn_blocking(move || flood_relay(&relay_file, hop)).await.unwrap();
             let ratio = mb_s(got, took) / mb_s(bytes, direct);
             relay_runs.push(ratio);
-            println!("flood run {run}: relay floor {:.0} MB/s, ratio {ratio:.3}", mb_s(got, took));
+            println!("flood run {run}: minimal relay {:.0} MB/s, ratio {ratio:.3}", mb_s(got, took));
         }
         if std::env::var_os("TUIC_BENCH_UNWATCHED").is_some() {
             for (label, daemon) in &daemons {
@@ -387,7 +388,7 @@ async fn flood() {
     if !relay_runs.is_empty() {
         let mean = relay_runs.iter().sum::<f64>() / relay_runs.len() as f64;
         println!(
-            "flood relay floor over {} runs: per-run ratios median {:.3}, mean {mean:.3}",
+            "flood minimal relay over {} runs: per-run ratios median {:.3}, mean {mean:.3}",
             relay_runs.len(),
             median(&mut relay_runs.clone())
         );

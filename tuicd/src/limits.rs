@@ -159,11 +159,11 @@ pub const PTY_READ_CHUNK: usize = 64 * 1024;
 /// handing the chunk on (a flood then reaches the streams in [`PTY_READ_CHUNK`] frames; a lone
 /// echo, far smaller, goes out at once).
 pub const PTY_COALESCE_FROM: usize = 8 * 1024;
+pub const PTY_COALESCE_WAIT: Duration = Duration::from_millis(1);
 /// A chunk of at least this many bytes goes to the broadcast in the buffer it was read into (no
 /// copy; the broadcast's slots may retain up to [`SESSION_BROADCAST_CAPACITY`] read buffers after a
 /// flood, as they retained the copies before); a smaller one is copied to its exact size.
 pub const PTY_HANDOVER_FROM: usize = 4 * 1024;
-pub const PTY_COALESCE_WAIT: Duration = Duration::from_millis(1);
 /// Stack reserved for each session's PTY reader thread. Its frames are shallow (read, ring push,
 /// broadcast, capture, a log line); only touched pages count towards RSS, so an idle session's
 /// thread costs a few KiB of memory whatever this is.
