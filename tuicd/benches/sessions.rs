@@ -158,14 +158,13 @@ fn flood_direct(file: &Path) -> (u64, Duration) {
 /// reader of the bytes costs on this machine. `TUIC_BENCH_RELAY_HOP=1` hands each chunk to a third
 /// thread that writes it to the socket (the shape of a reader thread feeding a sender task), and
 /// `TUIC_BENCH_RELAY_SYNC=1` makes the reader wait for that write before its next read.
-fn flood_relay(file: &Path, hop: bool) -> (u64, Duration) {
+fn flood_relay(file: &Path, hop: bool, sync: bool) -> (u64, Duration) {
     use std::io::{Read, Write};
     let (mut near, mut far) = std::os::unix::net::UnixStream::pair().unwrap();
     let (mut pty, mut child, start) = start_producer(file);
     let relay = std::thread::spawn(move || {
         let mut buf = vec![0u8; 64 * 1024];
         if hop {
-            let sync = std::env::var_os("TUIC_BENCH_RELAY_SYNC").is_some();
             let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
             let (ack_tx, ack_rx) = std::sync::mpsc::channel::<()>();
             let writer = std::thread::spawn(move || {
@@ -347,7 +346,8 @@ async fn flood() {
         if std::env::var_os("TUIC_BENCH_RELAY").is_some() {
             let relay_file = file.clone();
             let hop = std::env::var_os("TUIC_BENCH_RELAY_HOP").is_some();
-            let (got, took) = tokio::task::spawn_blocking(move || flood_relay(&relay_file, hop)).await.unwrap();
+            let sync = std::env::var_os("TUIC_BENCH_RELAY_SYNC").is_some();
+            let (got, took) = tokio::task::spawn_blocking(move || flood_relay(&relay_file, hop, sync)).await.unwrap();
             let ratio = mb_s(got, took) / mb_s(bytes, direct);
             relay_runs.push(ratio);
             println!("flood run {run}: minimal relay {:.0} MB/s, ratio {ratio:.3}", mb_s(got, took));
