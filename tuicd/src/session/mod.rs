@@ -37,6 +37,7 @@
 //!   own task (`tasks::follow_screen`), so parsing never slows output. Under sustained output it
 //!   holds to a parse-time budget (`budget.rs`, 1/`SCREEN_PARSE_SHARE` of wall time) and skips
 //!   ahead when more than `SCREEN_MAX_BACKLOG` behind.
+//! - Cursors only move forward: bytes for raw output, log lines for text/log output.
 //! - The writer (`writer.rs`) registers the PTY master with the reactor for write readiness only,
 //!   so output never wakes the reactor.
 //! - No per-session timer: an idle session costs its reader thread parked in `poll()` (a few
