@@ -379,41 +379,51 @@ async fn flood() {
             );
         }
     }
-    let median = |values: &mut Vec<f64>| {
-        values.sort_by(f64::total_cmp);
-        let mid = values.len() / 2;
-        if values.len() % 2 == 0 { (values[mid - 1] + values[mid]) / 2.0 } else { values[mid] }
-    };
-    let direct_median = median(&mut direct_runs.clone());
+    let direct_median = median(&direct_runs);
     if !relay_runs.is_empty() {
-        let mean = relay_runs.iter().sum::<f64>() / relay_runs.len() as f64;
         println!(
-            "flood minimal relay over {} runs: per-run ratios median {:.3}, mean {mean:.3}",
+            "flood minimal relay over {} runs: per-run ratios median {:.3}, mean {:.3}",
             relay_runs.len(),
-            median(&mut relay_runs.clone())
+            median(&relay_runs),
+            mean(&relay_runs)
         );
     }
     for (mode, d, results) in &runs {
-        let tuicd_median = median(&mut results.iter().map(|r| r.0).collect());
+        let tuicd_median = median(&results.iter().map(|r| r.0).collect::<Vec<_>>());
         let ratios: Vec<f64> = results.iter().map(|r| r.1).collect();
-        let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
         println!(
             "flood{} {} over {} runs: median direct {direct_median:.0} MB/s vs tuicd {tuicd_median:.0} MB/s, ratio {:.3}; \
-             per-run ratios: median {:.3}, mean {mean:.3}",
+             per-run ratios: median {:.3}, mean {:.3}",
             daemons[*d].0,
             mode.name(),
             results.len(),
             tuicd_median / direct_median,
-            median(&mut ratios.clone()),
+            median(&ratios),
+            mean(&ratios),
         );
         if *d > 0 {
             // The A/B figure: B's throughput over A's in the same round, same mode.
             let a = runs.iter().find(|(m, d, _)| m == mode && *d == 0).map(|r| &r.2).unwrap();
-            let mut per_round: Vec<f64> = results.iter().zip(a).map(|(b, a)| b.0 / a.0).collect();
-            let mean = per_round.iter().sum::<f64>() / per_round.len() as f64;
-            println!("flood {} B/A per round: median {:.3}, mean {mean:.3}", mode.name(), median(&mut per_round));
+            let per_round: Vec<f64> = results.iter().zip(a).map(|(b, a)| b.0 / a.0).collect();
+            println!(
+                "flood {} B/A per round: median {:.3}, mean {:.3}",
+                mode.name(),
+                median(&per_round),
+                mean(&per_round)
+            );
         }
     }
+}
+
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let mid = sorted.len() / 2;
+    if sorted.len() % 2 == 0 { (sorted[mid - 1] + sorted[mid]) / 2.0 } else { sorted[mid] }
+}
+
+fn mean(values: &[f64]) -> f64 {
+    values.iter().sum::<f64>() / values.len() as f64
 }
 
 /// Sends `iterations` keystrokes (after 50 to warm up), each once the previous one's echo came
