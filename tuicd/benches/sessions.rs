@@ -22,6 +22,11 @@ use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
+#[allow(dead_code)] // the flood uses the raw client only
+mod common;
+
+use common::raw_ws::{self, RawWs};
+
 type Socket = tokio_tungstenite::WebSocketStream<tokio::net::UnixStream>;
 
 const FLOOD_RUNS: usize = 10;
@@ -224,53 +229,59 @@ impl Mode {
 async fn flood_tuicd(daemon: &Daemon, file: &Path, mode: Mode) -> (u64, u64, Duration) {
     let id = daemon.create(json!({"shell": "/bin/sh", "args": producer(file), "cwd": "/"})).await;
     let (sock, daemon_pid) = (daemon.dir.path().join("mcp.sock"), daemon.pid());
-    // The client is as minimal as the direct reader: one thread with its own event loop (a browser
-    // tab's shape), so no reactor-to-worker hop of the bench's runtime is counted against tuicd.
-    let client = std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        runtime.block_on(stream_flood(&sock, &id, mode, daemon_pid))
-    });
-    tokio::task::spawn_blocking(move || client.join().unwrap()).await.unwrap()
+    let resyncs = || async {
+        let metrics: Value = daemon.client.get("http://tuic/metrics").send().await.unwrap().json().await.unwrap();
+        metrics["ws_lag_resyncs"].as_u64().unwrap_or(0)
+    };
+    let before = resyncs().await;
+    // The client is as minimal as the direct reader: a plain thread in blocking reads.
+    let result = tokio::task::spawn_blocking(move || stream_flood(&sock, &id, mode, daemon_pid)).await.unwrap();
+    println!("  resyncs (the client fell behind the output): {}", resyncs().await - before);
+    result
 }
 
 /// Reads one flood through the stream until its `exit` frame: bytes, bytes missed, time taken.
-async fn stream_flood(sock: &Path, id: &str, mode: Mode, daemon_pid: u32) -> (u64, u64, Duration) {
+/// Binary frames are checked to be contiguous; a JSON `output` frame is counted from the cursors
+/// at its end without decoding `data`, as a renderer that hands the string straight to a terminal
+/// widget would.
+fn stream_flood(sock: &Path, id: &str, mode: Mode, daemon_pid: u32) -> (u64, u64, Duration) {
     let query = if mode == Mode::Binary { "&binary=1" } else { "" };
-    let mut socket = connect_stream(sock, id, query).await;
-    tokio::time::sleep(Duration::from_millis(200)).await; // let stty run before "go"
+    let mut socket = RawWs::connect(sock, &format!("/sessions/{id}/stream?cursor=0{query}"));
+    std::thread::sleep(Duration::from_millis(200)); // let stty run before "go"
     let (daemon_ticks, own_cpu) = (cpu_ticks(daemon_pid), cpu_ticks(std::process::id()));
     let start = Instant::now();
-    socket.send(Message::text("\n")).await.unwrap();
+    socket.send_text(b"\n");
     let (mut total, mut missed, mut frames) = (0u64, 0u64, 0u64);
     let mut next = 0u64;
     let mut last_byte = start;
-    while let Some(Ok(message)) = socket.next().await {
-        let text = match message {
-            Message::Binary(frame) => {
+    while let Some(frame) = socket.next() {
+        frames += 1;
+        match frame.opcode {
+            raw_ws::BINARY => {
                 last_byte = Instant::now();
                 // An 8-byte big-endian cursor, then raw bytes: count them, check they are contiguous.
-                frames += 1;
-                let cursor = u64::from_be_bytes(frame[..8].try_into().unwrap());
+                let cursor = u64::from_be_bytes(frame.payload[..8].try_into().unwrap());
                 assert_eq!(cursor, next, "binary frames are contiguous");
-                next = cursor + (frame.len() - 8) as u64;
-                total += (frame.len() - 8) as u64;
-                continue;
+                next = cursor + (frame.payload.len() - 8) as u64;
+                total += (frame.payload.len() - 8) as u64;
             }
-            Message::Text(text) => text,
-            _ => continue,
-        };
-        frames += 1;
-        let frame: CountFrame = serde_json::from_str(&text).unwrap();
-        match frame.kind.as_str() {
-            "output" => {
-                total += frame.total_written - frame.cursor;
+            raw_ws::TEXT if frame.payload.starts_with(br#"{"type":"output","#) => {
+                let (cursor, total_written) = output_cursors(frame.payload);
+                total += total_written - cursor;
                 last_byte = Instant::now();
             }
-            "lagged" => {
-                missed += frame.missed;
-                next = frame.cursor;
+            raw_ws::TEXT => {
+                let frame: CountFrame = serde_json::from_slice(frame.payload).unwrap();
+                match frame.kind.as_str() {
+                    "lagged" => {
+                        missed += frame.missed;
+                        next = frame.cursor;
+                    }
+                    "exit" => break,
+                    _ => {}
+                }
             }
-            "exit" => break,
+            raw_ws::CLOSE => break,
             _ => {}
         }
     }
@@ -284,6 +295,16 @@ async fn stream_flood(sock: &Path, id: &str, mode: Mode, daemon_pid: u32) -> (u6
         (cpu_ticks(std::process::id()) - own_cpu) as f64 / 100.0
     );
     (total, missed, elapsed)
+}
+
+/// `cursor` and `total_written` of an `output` frame, read from its end:
+/// `...","cursor":C,"total_written":T}`.
+fn output_cursors(frame: &[u8]) -> (u64, u64) {
+    let tail = &frame[frame.len().saturating_sub(64)..];
+    let key = br#""cursor":"#;
+    let at = tail.windows(key.len()).rposition(|w| w == key).expect("an output frame ends with its cursors");
+    let tail: CountFrame = serde_json::from_slice(&[br#"{"type":"output","#.as_slice(), &tail[at..]].concat()).unwrap();
+    (tail.cursor, tail.total_written)
 }
 
 /// The same flood with no stream client: how fast the daemon alone drains the PTY (go over REST,

@@ -2,6 +2,8 @@
 //! What the daemon-driving benches share: start the release `tuicd` on a fresh config dir and
 //! wait until its socket answers.
 
+pub mod raw_ws;
+
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};

@@ -43,13 +43,13 @@ use std::time::Instant;
 
 use proto::session::ParsedEvent;
 use serde_json::json;
-use tokio::sync::{broadcast, watch};
+use tokio::sync::watch;
 
 use crate::agent::adapters::{self, Adapter};
 use crate::agent::{AgentEvent, AgentState, AgentStatus, AgentTracker, Screen};
 use crate::events::EventBus;
 use crate::limits::{AGENT_TICK_INTERVAL, AGENT_TICK_LINGER, BACKGROUND_PROBE_INTERVAL};
-use crate::session::SessionEvent;
+use crate::session::{Announcer, SessionEvent};
 
 /// A copy of a screen: rows, cursor (row, col), alternate screen.
 type ShownScreen = (Vec<String>, (u16, u16), bool);
@@ -147,7 +147,7 @@ struct Inner {
     /// A shell session's latest screen (rows, cursor, alternate), re-read when the adapter changes.
     last_screen: Mutex<Option<ShownScreen>>,
     events: Arc<EventBus>,
-    live: broadcast::Sender<Arc<SessionEvent>>,
+    announcer: Announcer,
     /// A std mutex held for microseconds, never across `.await`.
     tracker: Mutex<AgentTracker>,
     /// Held by every writer for the duration of one write, and by submit across its framed write.
@@ -175,7 +175,7 @@ impl AgentLink {
         pty: Option<std::os::fd::OwnedFd>,
         events: Arc<EventBus>,
         edges: Option<EdgeSink>,
-        live: broadcast::Sender<Arc<SessionEvent>>,
+        announcer: Announcer,
     ) -> Self {
         let (session_id, tuic_session) = ids;
         Self {
@@ -189,7 +189,7 @@ impl AgentLink {
                 pty: Mutex::new(pty.filter(|_| adapter.is_none())),
                 last_screen: Mutex::new(None),
                 events,
-                live,
+                announcer,
                 tracker: Mutex::new(AgentTracker::new(adapter)),
                 writer: tokio::sync::Mutex::new(()),
                 version: watch::channel(0).0,
@@ -288,7 +288,7 @@ impl AgentLink {
             self.inner
                 .events
                 .publish(proto::events::PTY_PARSED, &json!({"session_id": self.inner.session_id, "parsed": value}));
-            let _ = self.inner.live.send(Arc::new(SessionEvent::Parsed(ParsedEvent::Agent(value))));
+            self.inner.announcer.announce(SessionEvent::Parsed(ParsedEvent::Agent(value)));
         }
         self.inner.version.send_modify(|v| *v += 1);
     }

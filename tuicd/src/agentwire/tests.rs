@@ -2,18 +2,13 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::http::{Caller, Transport};
+use crate::http::Caller;
 use crate::mcp::tools::tests::call;
 use crate::mcp::tools::{CallContext, registry};
 
 fn remote(app: &crate::state::App, who: &str) -> CallContext {
     let peer = "192.0.2.7:5000".parse().unwrap();
-    CallContext {
-        app: app.clone(),
-        caller: Caller { transport: Transport::Tcp { peer, tls: true } },
-        mcp_session: None,
-        tuic_session: Some(who.into()),
-    }
+    CallContext { app: app.clone(), caller: Caller::tcp(peer, true), mcp_session: None, tuic_session: Some(who.into()) }
 }
 
 fn text(result: &Value) -> Value {

@@ -244,7 +244,7 @@ mod tests {
     }
 
     fn tcp() -> Caller {
-        Caller { transport: Transport::Tcp { peer: "127.0.0.1:5000".parse().unwrap(), tls: false } }
+        Caller::tcp("127.0.0.1:5000".parse().unwrap(), false)
     }
 
     #[test]

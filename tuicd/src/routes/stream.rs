@@ -14,20 +14,23 @@ use std::sync::atomic::Ordering;
 
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
-use http_body_util::BodyExt;
-use hyper_tungstenite::HyperWebsocketStream;
+use hyper_tungstenite::WebSocketStream;
 use hyper_tungstenite::tungstenite::Message;
-use hyper_tungstenite::tungstenite::protocol::WebSocketConfig;
+use hyper_tungstenite::tungstenite::handshake::derive_accept_key;
+use hyper_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
+use hyper_util::rt::TokioIo;
 use proto::session::StreamFrame;
 use serde::Deserialize;
+use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
 use crate::http::body::query;
 use crate::http::{ApiError, ApiResult, Caller, Request};
 use crate::limits::{WS_BATCH_BYTES, WS_CATCH_UP_CHUNK, WS_READ_BUFFER};
-use crate::session::{Session, SessionEvent};
+use crate::session::{OutputSink, Session, SessionEvent, Watch};
 use crate::state::App;
 
+use super::stream_direct::{DirectSocket, Position, SocketIo};
 use super::stream_encode::{binary_output, json_output, take_incomplete_tail};
 
 #[derive(Debug, Default, Deserialize)]
@@ -57,20 +60,60 @@ pub async fn stream(app: &App, caller: &Caller, id: &str, mut req: Request) -> A
         Some("1" | "true") => true,
         Some(_) => return Err(ApiError::InvalidField("binary: expected 1, 0, true or false".into())),
     };
-    let config = WebSocketConfig::default().read_buffer_size(WS_READ_BUFFER);
-    let (response, websocket) = hyper_tungstenite::upgrade(&mut req, Some(config))
-        .map_err(|e| ApiError::BadRequest(format!("WebSocket upgrade failed: {e}")))?;
-    let client =
-        Client { app: app.clone(), session, can_write: caller.is_loopback(), binary, next: 0, held: Vec::new() };
+    let key = req
+        .headers()
+        .get("sec-websocket-key")
+        .ok_or_else(|| ApiError::BadRequest("WebSocket upgrade failed: no Sec-WebSocket-Key header".into()))?;
+    if req.headers().get("sec-websocket-version").map(|v| v.as_bytes()) != Some(b"13") {
+        return Err(ApiError::BadRequest("WebSocket upgrade failed: Sec-WebSocket-Version must be 13".into()));
+    }
+    let accept = derive_accept_key(key.as_bytes());
+    // An HTTP/1.1 connection belongs to this socket alone once upgraded: only then may the reader
+    // thread write to its descriptor.
+    let direct = caller.socket.filter(|_| req.version() == http::Version::HTTP_11).and_then(|fd| {
+        #[allow(unsafe_code)]
+        // SAFETY: `fd` is the descriptor of the connection this request arrived on, which hyper
+        // keeps open while it serves the request (now); it is duplicated at once, so the copy
+        // outlives the borrow.
+        let socket = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+        socket.try_clone_to_owned().ok().map(|fd| Arc::new(DirectSocket::new(fd, binary)))
+    });
+    let upgrading = hyper::upgrade::on(&mut req);
+    let client = Client {
+        app: app.clone(),
+        session,
+        can_write: caller.is_loopback(),
+        binary,
+        next: 0,
+        held: Vec::new(),
+        sink: direct.clone().map(|d| d as Arc<dyn OutputSink>),
+        direct,
+    };
     let cursor = params.cursor.or(params.offset);
     tokio::spawn(async move {
-        match websocket.await {
-            Ok(socket) => client.run(socket, cursor).await,
+        match upgrading.await {
+            Ok(upgraded) => {
+                let io = SocketIo::new(TokioIo::new(upgraded), client.direct.clone());
+                let config = WebSocketConfig::default().read_buffer_size(WS_READ_BUFFER);
+                let socket = WebSocketStream::from_raw_socket(io, Role::Server, Some(config)).await;
+                client.run(socket, cursor).await;
+            }
             Err(e) => tracing::debug!(error = %e, "WebSocket handshake failed"),
         }
     });
-    Ok(response.map(|body| body.map_err(|never| match never {}).boxed_unsync()))
+    let response = http::Response::builder()
+        .status(http::StatusCode::SWITCHING_PROTOCOLS)
+        .header(http::header::CONNECTION, "upgrade")
+        .header(http::header::UPGRADE, "websocket")
+        .header("sec-websocket-accept", accept)
+        .body(crate::http::body::empty())
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!("building the upgrade response: {e}")))?;
+    Ok(response)
 }
+
+type Socket = WebSocketStream<SocketIo<TokioIo<hyper::upgrade::Upgraded>>>;
+type Sink = futures_util::stream::SplitSink<Socket, Message>;
+type Events = broadcast::Receiver<Arc<SessionEvent>>;
 
 struct Client {
     app: App,
@@ -78,20 +121,29 @@ struct Client {
     can_write: bool,
     /// Output as binary frames (raw bytes after an 8-byte cursor) instead of JSON text.
     binary: bool,
-    /// Cursor after the last byte taken from the session (sent, or held in `held`).
+    /// Cursor after the last byte taken from the session (sent, or held in `held`). Stale while
+    /// the reader thread writes the output (see `stream_direct.rs`): [`Client::take_back`] first.
     next: u64,
     /// An incomplete UTF-8 character at the end of the last chunk, sent with the next one (JSON
     /// mode only: binary frames carry raw bytes and may split a character).
     held: Vec<u8>,
+    /// On a plain socket: the reader thread's way to write this client's output frames itself.
+    direct: Option<Arc<DirectSocket>>,
+    /// `direct` as the session sees it.
+    sink: Option<Arc<dyn OutputSink>>,
 }
 
 /// The socket is gone (or shutting down): stop serving this client.
 struct Gone;
 
 impl Client {
-    async fn run(mut self, socket: HyperWebsocketStream, cursor: Option<u64>) {
+    async fn run(mut self, socket: Socket, cursor: Option<u64>) {
         let (mut sink, mut incoming) = socket.split();
-        let (first, mut live, finished) = self.session.subscribe_from(cursor, WS_CATCH_UP_CHUNK);
+        let Watch { read: first, live, mut notices, exit: finished } =
+            self.session.watch_from(cursor, WS_CATCH_UP_CHUNK);
+        // Output comes from `live` while this task relays it, and not at all while the reader
+        // writes it; every other event comes from `notices`.
+        let mut live = Some(live);
         self.next = first.start;
         let result: Result<(), Gone> = async {
             if first.missed > 0 {
@@ -103,12 +155,15 @@ impl Client {
                 return self.end(&mut sink, exit.exit_code, exit.reason).await;
             }
             loop {
+                if live.as_ref().is_some_and(|rx| self.go_direct(rx)) {
+                    live = None;
+                }
                 tokio::select! {
                     () = self.app.stopping() => return Err(Gone),
-                    received = live.recv() => match received {
+                    received = recv_live(&mut live) => match received {
                         Ok(event) => {
-                            if let Some((code, reason)) = self.on_event(&mut sink, &event, &mut live).await? {
-                                return self.end(&mut sink, code, reason).await;
+                            if let SessionEvent::Output { start, data } = &*event {
+                                self.on_output(&mut sink, *start, data.clone(), live.as_mut().expect("relaying")).await?;
                             }
                         }
                         Err(RecvError::Lagged(_)) => {
@@ -116,6 +171,29 @@ impl Client {
                             self.catch_up(&mut sink).await?;
                         }
                         Err(RecvError::Closed) => return Err(Gone),
+                    },
+                    notice = notices.recv() => match notice.as_deref() {
+                        Ok(SessionEvent::Parsed(parsed)) => {
+                            send(&mut sink, &StreamFrame::Parsed { event: parsed.clone() }).await?;
+                        }
+                        Ok(SessionEvent::Exit { .. } | SessionEvent::Closed { .. }) => {
+                            let exit = self.session.exit_info();
+                            let (code, reason) = exit.map_or((None, "closed"), |e| (e.exit_code, e.reason));
+                            return self.end(&mut sink, code, reason).await;
+                        }
+                        // Only `parsed` notices can be missed: the exit ones are the last two.
+                        Ok(SessionEvent::Output { .. }) | Err(RecvError::Lagged(_)) => {}
+                        Err(RecvError::Closed) => return Err(Gone),
+                    },
+                    () = handed_back(self.direct.as_deref()), if live.is_none() => {
+                        // The socket was full: relay from where the reader stopped until caught up.
+                        if let Some(position) = self.direct.as_ref().and_then(|d| d.handed()) {
+                            self.app.sessions.counters().ws_lag_resyncs.fetch_add(1, Ordering::Relaxed);
+                            (self.next, self.held) = (position.next, position.held);
+                            live = Some(self.session.subscribe());
+                            sink.flush().await.map_err(|_| Gone)?;
+                            self.catch_up(&mut sink).await?;
+                        }
                     },
                     message = incoming.next() => match message {
                         Some(Ok(Message::Text(text))) => self.input(Bytes::from(text)).await,
@@ -127,70 +205,60 @@ impl Client {
             }
         }
         .await;
+        if let Some(output) = &self.sink {
+            self.session.detach_sink(output);
+        }
         if result.is_err() {
             let _ = sink.send(Message::Close(None)).await;
         }
     }
 
-    /// Sends one event, coalescing the output chunks already queued behind it into one frame.
-    /// Returns the exit code and reason once the session has closed.
-    async fn on_event(
-        &mut self,
-        sink: &mut Sink,
-        event: &SessionEvent,
-        live: &mut tokio::sync::broadcast::Receiver<Arc<SessionEvent>>,
-    ) -> Result<Option<(Option<i32>, &'static str)>, Gone> {
-        let mut event = event.clone();
-        let mut exit_code = None;
-        loop {
-            match event {
-                SessionEvent::Output { start, data } => {
-                    // The chunks are shared with the broadcast: gathered by reference, copied once
-                    // into the frame.
-                    let mut batch = vec![data];
-                    let mut len = batch[0].len();
-                    let mut follow = None;
-                    while len < WS_BATCH_BYTES {
-                        match live.try_recv() {
-                            Ok(next) => match &*next {
-                                SessionEvent::Output { start: s, data } if *s == start + len as u64 => {
-                                    len += data.len();
-                                    batch.push(data.clone());
-                                }
-                                other => {
-                                    follow = Some(other.clone());
-                                    break;
-                                }
-                            },
-                            Err(TryRecvError::Lagged(_)) => {
-                                self.deliver(sink, start, batch).await?;
-                                self.app.sessions.counters().ws_lag_resyncs.fetch_add(1, Ordering::Relaxed);
-                                self.catch_up(sink).await?;
-                                return Ok(None);
-                            }
-                            Err(_) => break,
-                        }
+    /// Hands the output to the reader thread if this client has sent everything so far and nothing
+    /// is queued for it; true when it did.
+    fn go_direct(&mut self, live: &Events) -> bool {
+        let (Some(direct), Some(output)) = (&self.direct, &self.sink) else { return false };
+        let at = self.next;
+        self.session.attach_sink(output, at, || {
+            // Under the output lock: no chunk can be broadcast between this check and the arming.
+            live.is_empty() && {
+                direct.arm(Position { next: at, held: std::mem::take(&mut self.held) });
+                true
+            }
+        })
+    }
+
+    /// Takes the output back from the reader thread, if it has it.
+    fn take_back(&mut self) {
+        if let Some(position) = self.direct.as_ref().and_then(|d| d.take_back()) {
+            (self.next, self.held) = (position.next, position.held);
+        }
+    }
+
+    /// Sends a live output chunk, coalescing the output chunks already queued behind it into one
+    /// frame (other events are taken from `notices`).
+    async fn on_output(&mut self, sink: &mut Sink, start: u64, data: Bytes, live: &mut Events) -> Result<(), Gone> {
+        // The chunks are shared with the broadcast: gathered by reference, encoded once.
+        let mut batch = vec![data];
+        let mut len = batch[0].len();
+        while len < WS_BATCH_BYTES {
+            match live.try_recv() {
+                Ok(next) => match &*next {
+                    SessionEvent::Output { start: s, data } if *s == start + len as u64 => {
+                        len += data.len();
+                        batch.push(data.clone());
                     }
+                    SessionEvent::Output { .. } => break,
+                    _ => {}
+                },
+                Err(TryRecvError::Lagged(_)) => {
                     self.deliver(sink, start, batch).await?;
-                    match follow {
-                        Some(next) => event = next,
-                        None => return Ok(None),
-                    }
+                    self.app.sessions.counters().ws_lag_resyncs.fetch_add(1, Ordering::Relaxed);
+                    return self.catch_up(sink).await;
                 }
-                SessionEvent::Parsed(parsed) => {
-                    send(sink, &StreamFrame::Parsed { event: parsed }).await?;
-                    return Ok(None);
-                }
-                SessionEvent::Exit { exit_code: code } => {
-                    exit_code = code;
-                    match live.recv().await {
-                        Ok(next) => event = (*next).clone(),
-                        Err(_) => return Ok(Some((exit_code, "closed"))),
-                    }
-                }
-                SessionEvent::Closed { reason } => return Ok(Some((exit_code, reason))),
+                Err(_) => break,
             }
         }
+        self.deliver(sink, start, batch).await
     }
 
     /// Sends a live chunk; a chunk that starts beyond `next` means this client missed bytes, so
@@ -260,6 +328,7 @@ impl Client {
 
     /// Flushes what is held, then `exit`, `closed` and the close handshake.
     async fn end(&mut self, sink: &mut Sink, exit_code: Option<i32>, reason: &'static str) -> Result<(), Gone> {
+        self.take_back();
         self.catch_up(sink).await?;
         let held = std::mem::take(&mut self.held);
         self.send_output(sink, self.next - held.len() as u64, &[&held]).await?;
@@ -280,7 +349,20 @@ impl Client {
     }
 }
 
-type Sink = futures_util::stream::SplitSink<HyperWebsocketStream, Message>;
+/// The next event of `live` while relaying; never while the reader writes the output.
+async fn recv_live(live: &mut Option<Events>) -> Result<Arc<SessionEvent>, RecvError> {
+    match live {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn handed_back(direct: Option<&DirectSocket>) {
+    match direct {
+        Some(direct) => direct.handed_back().await,
+        None => std::future::pending().await,
+    }
+}
 
 async fn send(sink: &mut Sink, frame: &StreamFrame) -> Result<(), Gone> {
     let text = serde_json::to_string(frame).map_err(|_| Gone)?;

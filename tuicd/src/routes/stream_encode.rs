@@ -16,21 +16,29 @@ const JSON_OUTPUT_HEAD: &[u8] = br#"{"type":"output","data":""#;
 /// `parts` (a character may straddle two parts). Bytes that are not UTF-8 become U+FFFD, as
 /// `String::from_utf8_lossy` makes them.
 pub fn json_output(parts: &[&[u8]], cursor: u64, total_written: u64) -> String {
+    String::from_utf8(json_output_bytes(parts, cursor, total_written))
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// [`json_output`] as bytes, which are UTF-8: checked only when the output has a non-ASCII byte.
+pub fn json_output_bytes(parts: &[&[u8]], cursor: u64, total_written: u64) -> Vec<u8> {
     let len: usize = parts.iter().map(|p| p.len()).sum();
     // Headroom for the envelope and a line break escape every ~40 bytes, so typical output never
     // reallocates.
     let mut out = Vec::with_capacity(len + len / 20 + 96);
     out.extend_from_slice(JSON_OUTPUT_HEAD);
+    let mut ascii = true;
     for part in parts {
-        escape_into(&mut out, part);
+        ascii &= escape_into(&mut out, part);
     }
     let _ = write!(out, r#"","cursor":{cursor},"total_written":{total_written}}}"#);
     // Escaping maps ASCII to ASCII and copies every other byte as it is, so the frame is UTF-8
     // exactly when the output is: this one check is the output's validation.
-    String::from_utf8(out).unwrap_or_else(|_| {
-        let text = String::from_utf8_lossy(&parts.concat()).into_owned();
-        json_output(&[text.as_bytes()], cursor, total_written)
-    })
+    if ascii || std::str::from_utf8(&out).is_ok() {
+        return out;
+    }
+    let text = String::from_utf8_lossy(&parts.concat()).into_owned();
+    json_output_bytes(&[text.as_bytes()], cursor, total_written)
 }
 
 /// Removes an incomplete UTF-8 character from the end of the contiguous `parts` (it may straddle
@@ -81,12 +89,16 @@ fn escape_marks(word: u64) -> u64 {
 /// Appends `bytes` JSON-escaped exactly as serde_json does: `"`, `\`, the short escapes
 /// `\b \t \n \f \r`, other control characters as `\u00xx`; everything else (DEL and non-ASCII
 /// included) verbatim. Each step copies 8 bytes at once; at an escape the copy is cut back to it.
-pub fn escape_into(out: &mut Vec<u8>, bytes: &[u8]) {
+/// Returns whether every byte was ASCII.
+pub fn escape_into(out: &mut Vec<u8>, bytes: &[u8]) -> bool {
     let mut i = 0;
+    let mut high = 0u64;
     while let Some(word) = bytes.get(i..i + 8) {
         let word: [u8; 8] = word.try_into().unwrap_or_default();
         out.extend_from_slice(&word);
-        let marks = escape_marks(u64::from_le_bytes(word));
+        let word = u64::from_le_bytes(word);
+        high |= word;
+        let marks = escape_marks(word);
         if marks == 0 {
             i += 8;
             continue;
@@ -97,12 +109,15 @@ pub fn escape_into(out: &mut Vec<u8>, bytes: &[u8]) {
         i += at + 1;
     }
     for &b in &bytes[i..] {
+        high |= u64::from(b);
         if b < 0x20 || b == b'"' || b == b'\\' {
             push_escaped(out, b);
         } else {
             out.push(b);
         }
     }
+    // A word's bytes past an escape were copied again by the next step, so the OR saw them all.
+    high & HIGHS == 0
 }
 
 /// The escape of one byte that needs one.
@@ -128,6 +143,14 @@ mod tests {
 
     fn serde(data: &str, cursor: u64, total_written: u64) -> String {
         serde_json::to_string(&StreamFrame::Output { data: data.to_owned(), cursor, total_written }).unwrap()
+    }
+
+    #[test]
+    fn the_byte_frame_is_the_text_frame_for_ascii_non_ascii_and_invalid_output() {
+        for input in [&b"plain \x1b[1mascii\r\n"[..], "caf\u{e9} \u{1f600}".as_bytes(), b"bad \xff\xfe end"] {
+            let text = json_output(&[input], 4, 4 + input.len() as u64);
+            assert_eq!(json_output_bytes(&[input], 4, 4 + input.len() as u64), text.into_bytes());
+        }
     }
 
     #[test]

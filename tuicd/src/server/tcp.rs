@@ -14,7 +14,7 @@ use super::permit::PermitStream;
 use super::service::serve_connection;
 use super::tls;
 use crate::config::AppConfig;
-use crate::http::{Caller, Transport};
+use crate::http::Caller;
 use crate::limits::{MAX_CONNECTIONS, SHUTDOWN_DRAIN, TCP_PORT_ATTEMPTS};
 use crate::state::App;
 
@@ -119,9 +119,12 @@ async fn accept_loop(
             },
         };
         let _ = stream.set_nodelay(true);
-        let caller = Caller { transport: Transport::Tcp { peer, tls: acceptor.is_some() } };
+        let caller = Caller::tcp(peer, acceptor.is_some());
         match &acceptor {
-            None => serve_connection(app.clone(), caller, PermitStream::new(stream, permit), &graceful),
+            None => {
+                let caller = caller.on_socket(std::os::fd::AsRawFd::as_raw_fd(&stream));
+                serve_connection(app.clone(), caller, PermitStream::new(stream, permit), &graceful)
+            }
             Some(acceptor) => match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
                 Ok(Ok(tls)) => serve_connection(app.clone(), caller, PermitStream::new(tls, permit), &graceful),
                 Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),

@@ -22,6 +22,9 @@
 //! Session::pause(&self) / resume(&self) -> Result<(), SessionError>
 //! Session::read_raw(&self, from: u64, limit: usize) -> RingRead    // raw ring bytes by cursor
 //! Session::subscribe_from(&self, cursor: Option<u64>, limit: usize) -> (RingRead, broadcast::Receiver<Arc<SessionEvent>>, Option<ExitInfo>)
+//! Session::watch_from(&self, cursor: Option<u64>, limit: usize) -> Watch { read, live, notices, exit } // `notices`: all but Output
+//! Session::attach_sink(&self, sink: &Arc<dyn OutputSink>, at: u64, arm: impl FnOnce() -> bool) -> bool // the reader offers it each chunk
+//! Session::detach_sink(&self, sink: &Arc<dyn OutputSink>)
 //! Session::finished(&self)                   // async; resolves once exited and drained
 //! Session::exit_info(&self) -> Option<ExitInfo>
 //! ```
@@ -37,6 +40,8 @@
 //!   own task (`tasks::follow_screen`), so parsing never slows output. Under sustained output it
 //!   holds to a parse-time budget (`budget.rs`, 1/`SCREEN_PARSE_SHARE` of wall time) and skips
 //!   ahead when more than `SCREEN_MAX_BACKLOG` behind.
+//! - An attached [`OutputSink`] is offered every chunk from the ring's end at attach time, in
+//!   cursor order, by the reader thread under the output lock; the sinks are dropped in `finish`.
 //! - Cursors only move forward: bytes for raw output, log lines for text/log output.
 //! - The writer (`writer.rs`) registers the PTY master with the reactor for write readiness only,
 //!   so output never wakes the reactor.
@@ -55,15 +60,17 @@ mod reader;
 mod registry;
 pub mod ring;
 mod screen;
+mod sink;
 mod spawn;
 mod tasks;
 
 use std::sync::atomic::AtomicU64;
 
 pub use error::SessionError;
-pub use owner::{ExitInfo, Session, SessionEvent};
+pub use owner::{Announcer, ExitInfo, Session, SessionEvent};
 pub use read::{OutputQuery, ScreenSnapshot, WaitFor, WaitOutcome};
 pub use registry::SessionRegistry;
+pub use sink::{OutputSink, Watch};
 
 /// Daemon-wide session counters behind `/metrics`.
 #[derive(Debug, Default)]

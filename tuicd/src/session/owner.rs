@@ -42,6 +42,29 @@ pub enum SessionEvent {
     },
 }
 
+/// Sends a non-output event on both broadcasts: `live` (every event, in order) and `notices`
+/// (every event but `Output`, for a stream client whose output the reader thread writes itself;
+/// see [`super::sink`]). `live` first, so a client that checks `live` is empty and then switches
+/// to `notices` can miss nothing.
+#[derive(Debug, Clone)]
+pub struct Announcer {
+    live: broadcast::Sender<Arc<SessionEvent>>,
+    notices: broadcast::Sender<Arc<SessionEvent>>,
+}
+
+impl Announcer {
+    pub fn announce(&self, event: SessionEvent) {
+        let event = Arc::new(event);
+        // No subscribers is fine.
+        let _ = self.live.send(event.clone());
+        let _ = self.notices.send(event);
+    }
+
+    pub(super) fn subscribe_notices(&self) -> broadcast::Receiver<Arc<SessionEvent>> {
+        self.notices.subscribe()
+    }
+}
+
 /// How and why a session ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ExitInfo {
@@ -87,6 +110,8 @@ pub struct Session {
     /// The ring cursor up to which the screen model has processed.
     pub(super) screen_cursor: watch::Sender<u64>,
     pub(super) live: broadcast::Sender<Arc<SessionEvent>>,
+    /// Sends `Parsed`, `Exit` and `Closed` on `live` and on the `notices` broadcast.
+    pub(super) announcer: Announcer,
     input: mpsc::Sender<Bytes>,
     pub(super) paused: watch::Sender<bool>,
     /// Wakes or stops the reader thread (see [`super::reader`]).
@@ -115,6 +140,8 @@ pub(super) struct OutputState {
     pub ring: RawRing,
     pub last_output: Option<Instant>,
     pub exit: Option<ExitInfo>,
+    /// Consumers the reader hands each chunk to itself, under this lock (see [`super::sink`]).
+    pub sinks: Vec<Arc<dyn super::sink::OutputSink>>,
 }
 
 pub(super) struct TermState {
@@ -150,6 +177,7 @@ impl Session {
         let (input, input_rx) = mpsc::channel(PTY_INPUT_QUEUE);
         let (kill, kill_rx) = oneshot::channel();
         let live = broadcast::channel(SESSION_BROADCAST_CAPACITY).0;
+        let announcer = Announcer { live: live.clone(), notices: broadcast::channel(SESSION_BROADCAST_CAPACITY).0 };
         let adapter = crate::agentwire::adapter_for(identity.agent_type.as_deref(), &plan.shell);
         let foreground_fd = winsize_fd.try_clone().ok();
         let agent = crate::agentwire::AgentLink::new(
@@ -159,7 +187,7 @@ impl Session {
             foreground_fd,
             identity.events,
             identity.edges,
-            live.clone(),
+            announcer.clone(),
         );
         let session = Arc::new(Session {
             id: identity.id,
@@ -171,7 +199,12 @@ impl Session {
             shell: plan.shell.clone(),
             pid: child.id(),
             created: SystemTime::now(),
-            out: Mutex::new(OutputState { ring: RawRing::new(SESSION_RING_BYTES), last_output: None, exit: None }),
+            out: Mutex::new(OutputState {
+                ring: RawRing::new(SESSION_RING_BYTES),
+                last_output: None,
+                exit: None,
+                sinks: Vec::new(),
+            }),
             term: Mutex::new(TermState {
                 screen: ScreenModel::new(plan.rows, plan.cols, SESSION_LOG_LINES),
                 skipped: 0,
@@ -180,6 +213,7 @@ impl Session {
             screen_hurry: Notify::new(),
             screen_cursor: watch::channel(0).0,
             live,
+            announcer,
             input,
             paused: watch::channel(false).0,
             reader,
@@ -323,8 +357,9 @@ impl Session {
                 return;
             }
             out.exit = Some(ExitInfo { exit_code, reason });
-            let _ = self.live.send(Arc::new(SessionEvent::Exit { exit_code }));
-            let _ = self.live.send(Arc::new(SessionEvent::Closed { reason }));
+            self.announcer.announce(SessionEvent::Exit { exit_code });
+            self.announcer.announce(SessionEvent::Closed { reason });
+            out.sinks.clear();
         }
         self.paused.send_replace(false);
         self.reader.wake();

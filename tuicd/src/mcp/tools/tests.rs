@@ -164,8 +164,7 @@ fn tool_schemas_match_the_checked_in_snapshot() {
 async fn loopback_only_session_actions_are_refused_to_remote_callers() {
     let dir = tempfile::tempdir().unwrap();
     let app = test_app(dir.path());
-    let remote =
-        Caller { transport: crate::http::Transport::Tcp { peer: "10.1.2.3:4000".parse().unwrap(), tls: true } };
+    let remote = Caller::tcp("10.1.2.3:4000".parse().unwrap(), true);
     let ctx = CallContext { app: app.clone(), caller: remote, mcp_session: None, tuic_session: None };
     for action in ["create", "input", "kill", "close", "pause", "resume"] {
         let result = call(registry(), ctx.clone(), "session", Some(json!({"action": action, "session_id": "x"}))).await;
