@@ -141,21 +141,22 @@ fn start_producer(file: &Path) -> (std::fs::File, std::process::Child, Instant) 
 }
 
 /// The direct baseline: a plain thread reading the PTY master in blocking `read()` calls, the
-/// most minimal reader there is.
-fn flood_direct(file: &Path) -> (u64, Duration) {
+/// most minimal reader there is. Returns the bytes, the time to the end of output (EOF) and the
+/// time to the last byte.
+fn flood_direct(file: &Path) -> (u64, Duration, Duration) {
     use std::io::Read;
     let (mut pty, mut child, start) = start_producer(file);
     let mut buf = vec![0u8; 64 * 1024];
-    let mut total = 0u64;
+    let (mut total, mut last_byte) = (0u64, start);
     loop {
         match pty.read(&mut buf) {
             Ok(0) | Err(_) => break,
-            Ok(n) => total += n as u64,
+            Ok(n) => (total, last_byte) = (total + n as u64, Instant::now()),
         }
     }
     let elapsed = start.elapsed();
     let _ = child.wait();
-    (total, elapsed)
+    (total, elapsed, last_byte - start)
 }
 
 /// A minimal relay (`TUIC_BENCH_RELAY=1`): the direct reader forwards each chunk to a Unix socket
@@ -226,7 +227,7 @@ impl Mode {
     }
 }
 
-async fn flood_tuicd(daemon: &Daemon, file: &Path, mode: Mode) -> (u64, u64, Duration) {
+async fn flood_tuicd(daemon: &Daemon, file: &Path, mode: Mode) -> (u64, u64, Duration, Duration) {
     let id = daemon.create(json!({"shell": "/bin/sh", "args": producer(file), "cwd": "/"})).await;
     let (sock, daemon_pid) = (daemon.dir.path().join("mcp.sock"), daemon.pid());
     let resyncs = || async {
@@ -240,11 +241,12 @@ async fn flood_tuicd(daemon: &Daemon, file: &Path, mode: Mode) -> (u64, u64, Dur
     result
 }
 
-/// Reads one flood through the stream until its `exit` frame: bytes, bytes missed, time taken.
+/// Reads one flood through the stream until its `exit` frame: bytes, bytes missed, time taken,
+/// time to the last byte.
 /// Binary frames are checked to be contiguous; a JSON `output` frame is counted from the cursors
 /// at its end without decoding `data`, as a renderer that hands the string straight to a terminal
 /// widget would.
-fn stream_flood(sock: &Path, id: &str, mode: Mode, daemon_pid: u32) -> (u64, u64, Duration) {
+fn stream_flood(sock: &Path, id: &str, mode: Mode, daemon_pid: u32) -> (u64, u64, Duration, Duration) {
     let query = if mode == Mode::Binary { "&binary=1" } else { "" };
     let mut socket = RawWs::connect(sock, &format!("/sessions/{id}/stream?cursor=0{query}"));
     std::thread::sleep(Duration::from_millis(200)); // let stty run before "go"
@@ -294,7 +296,7 @@ fn stream_flood(sock: &Path, id: &str, mode: Mode, daemon_pid: u32) -> (u64, u64
         (cpu_ticks(daemon_pid) - daemon_ticks) as f64 / 100.0,
         (cpu_ticks(std::process::id()) - own_cpu) as f64 / 100.0
     );
-    (total, missed, elapsed)
+    (total, missed, elapsed, last_byte - start)
 }
 
 /// `cursor` and `total_written` of an `output` frame, read from its end:
@@ -340,7 +342,8 @@ async fn flood() {
     // Per mode and daemon: each run's throughput and its ratio to the direct run just before it.
     let mut direct_runs = Vec::new();
     let mut relay_runs = Vec::new();
-    let mut runs: Vec<(Mode, usize, Vec<(f64, f64)>)> = Vec::new();
+    // Per run: throughput to the exit frame, its ratio, and the ratio of the times to the last byte.
+    let mut runs: Vec<(Mode, usize, Vec<(f64, f64, f64)>)> = Vec::new();
     // TUIC_BENCH_ROUNDS overrides the number of runs; TUIC_BENCH_FLOOD_MODES=json, binary or none
     // keeps one mode (or none); TUIC_BENCH_UNWATCHED=1 adds the daemon draining with no client;
     // TUIC_BENCH_RELAY=1 adds the minimal relay (`flood_relay`).
@@ -356,7 +359,8 @@ async fn flood() {
         let load = load.split_whitespace().next().unwrap_or("?").to_owned();
         let direct_file = file.clone();
         let own_ticks = cpu_ticks(std::process::id());
-        let (bytes, direct) = tokio::task::spawn_blocking(move || flood_direct(&direct_file)).await.unwrap();
+        let (bytes, direct, direct_last) =
+            tokio::task::spawn_blocking(move || flood_direct(&direct_file)).await.unwrap();
         direct_runs.push(mb_s(bytes, direct));
         println!(
             "flood run {run} (load {load}): file {size} B; direct {bytes} B in {:.3} s ({:.0} MB/s), reader CPU {:.2} s",
@@ -388,12 +392,13 @@ async fn flood() {
         for i in order {
             let (mode, d, results) = &mut runs[i];
             let (label, daemon) = &daemons[*d];
-            let (got, missed, via) = flood_tuicd(daemon, &file, *mode).await;
+            let (got, missed, via, via_last) = flood_tuicd(daemon, &file, *mode).await;
             // Only what reached the client counts.
             let ratio = mb_s(got, via) / mb_s(bytes, direct);
-            results.push((mb_s(got, via), ratio));
+            let ratio_last = mb_s(got, via_last) / mb_s(bytes, direct_last);
+            results.push((mb_s(got, via), ratio, ratio_last));
             println!(
-                "flood run {run}: tuicd{label} WS {}: {got} B (+{missed} missed) in {:.3} s ({:.0} MB/s), ratio to this run's direct {ratio:.3}",
+                "flood run {run}: tuicd{label} WS {}: {got} B (+{missed} missed) in {:.3} s ({:.0} MB/s), ratio to this run's direct {ratio:.3} (to the last byte {ratio_last:.3})",
                 mode.name(),
                 via.as_secs_f64(),
                 mb_s(got, via),
@@ -412,15 +417,18 @@ async fn flood() {
     for (mode, d, results) in &runs {
         let tuicd_median = median(&results.iter().map(|r| r.0).collect::<Vec<_>>());
         let ratios: Vec<f64> = results.iter().map(|r| r.1).collect();
+        let to_last: Vec<f64> = results.iter().map(|r| r.2).collect();
         println!(
             "flood{} {} over {} runs: median direct {direct_median:.0} MB/s vs tuicd {tuicd_median:.0} MB/s, ratio {:.3}; \
-             per-run ratios: median {:.3}, mean {:.3}",
+             per-run ratios: median {:.3}, mean {:.3}; to the last byte: median {:.3}, mean {:.3}",
             daemons[*d].0,
             mode.name(),
             results.len(),
             tuicd_median / direct_median,
             median(&ratios),
             mean(&ratios),
+            median(&to_last),
+            mean(&to_last),
         );
         if *d > 0 {
             // The A/B figure: B's throughput over A's in the same round, same mode.

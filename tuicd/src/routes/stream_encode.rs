@@ -74,50 +74,99 @@ pub fn binary_output(cursor: u64, capacity: usize) -> Vec<u8> {
     frame
 }
 
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGHS: u64 = 0x8080_8080_8080_8080;
-
-/// The high bit of each byte of `word` (little-endian) that is a control character, `"` or `\`
-/// (SWAR: the classic "has a byte less than n" and "has a zero byte" tests). A borrow can also
-/// mark a byte above a marked one, so only the lowest mark is exact; that is the one used.
-fn escape_marks(word: u64) -> u64 {
-    let zero_byte = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
-    let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGHS;
-    below_space | zero_byte(word ^ (ONES * u64::from(b'"'))) | zero_byte(word ^ (ONES * u64::from(b'\\')))
-}
+/// Bytes the escape scans per step.
+const BLOCK: usize = 16;
 
 /// Appends `bytes` JSON-escaped exactly as serde_json does: `"`, `\`, the short escapes
 /// `\b \t \n \f \r`, other control characters as `\u00xx`; everything else (DEL and non-ASCII
-/// included) verbatim. Each step copies 8 bytes at once; at an escape the copy is cut back to it.
-/// Returns whether every byte was ASCII.
+/// included) verbatim. Each step copies a block of 16 bytes at once (a fixed-size copy); at an
+/// escape the copy is cut back to it. Returns whether every byte was ASCII.
 pub fn escape_into(out: &mut Vec<u8>, bytes: &[u8]) -> bool {
     let mut i = 0;
-    let mut high = 0u64;
-    while let Some(word) = bytes.get(i..i + 8) {
-        let word: [u8; 8] = word.try_into().unwrap_or_default();
-        out.extend_from_slice(&word);
-        let word = u64::from_le_bytes(word);
-        high |= word;
-        let marks = escape_marks(word);
+    let mut ascii = true;
+    while let Some(block) = bytes.get(i..i + BLOCK) {
+        let block: &[u8; BLOCK] = block.try_into().unwrap_or(&[0; BLOCK]);
+        out.extend_from_slice(block);
+        // The bytes of a block past an escape are scanned again by the next step.
+        let (marks, block_ascii) = scan(block);
+        ascii &= block_ascii;
         if marks == 0 {
-            i += 8;
+            i += BLOCK;
             continue;
         }
-        let at = (marks.trailing_zeros() / 8) as usize;
-        out.truncate(out.len() - (8 - at));
-        push_escaped(out, bytes[i + at]);
+        let at = marks.trailing_zeros() as usize;
+        out.truncate(out.len() - (BLOCK - at));
+        push_escaped(out, block[at]);
         i += at + 1;
     }
     for &b in &bytes[i..] {
-        high |= u64::from(b);
-        if b < 0x20 || b == b'"' || b == b'\\' {
+        ascii &= b.is_ascii();
+        if needs_escape(b) {
             push_escaped(out, b);
         } else {
             out.push(b);
         }
     }
-    // A word's bytes past an escape were copied again by the next step, so the OR saw them all.
-    high & HIGHS == 0
+    ascii
+}
+
+fn needs_escape(b: u8) -> bool {
+    b < 0x20 || b == b'"' || b == b'\\'
+}
+
+/// Bit `i` set for each byte `i` of `block` that needs an escape, and whether all are ASCII.
+#[cfg(target_arch = "x86_64")]
+fn scan(block: &[u8; BLOCK]) -> (u32, bool) {
+    #[allow(unsafe_code)]
+    // SAFETY: SSE2 is part of the x86_64 baseline: every x86_64 CPU has it.
+    unsafe {
+        scan_sse2(block)
+    }
+}
+
+/// [`scan`] with SSE2: all 16 bytes compared at once.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+fn scan_sse2(block: &[u8; BLOCK]) -> (u32, bool) {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_set_epi64x, _mm_set1_epi8,
+    };
+    let half = |h: &[u8]| i64::from_le_bytes(h.try_into().unwrap_or_default());
+    let v = _mm_set_epi64x(half(&block[8..]), half(&block[..8]));
+    // Unsigned `v <= 0x1f` as `max(v, 0x1f) == 0x1f`.
+    let control = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1f)), _mm_set1_epi8(0x1f));
+    let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+    let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+    let marks = _mm_movemask_epi8(_mm_or_si128(control, _mm_or_si128(quote, backslash)));
+    (marks as u32, _mm_movemask_epi8(v) == 0)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn scan(block: &[u8; BLOCK]) -> (u32, bool) {
+    scan_swar(block)
+}
+
+const LOWS: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// [`scan`] 8 bytes at a time in plain integer arithmetic, for other architectures.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))] // tested against the SSE2 scan
+fn scan_swar(block: &[u8; BLOCK]) -> (u32, bool) {
+    let lo = u64::from_le_bytes(block[..8].try_into().unwrap_or_default());
+    let hi = u64::from_le_bytes(block[8..].try_into().unwrap_or_default());
+    let bits = |marks: u64| (0..8).filter(|k| marks >> (8 * k + 7) & 1 == 1).fold(0u32, |m, k| m | 1 << k);
+    (bits(escape_marks(lo)) | bits(escape_marks(hi)) << 8, (lo | hi) & HIGHS == 0)
+}
+
+/// The high bit of each byte of `word` that is a control character, `"` or `\`. Exact: adding to
+/// the low 7 bits of a byte never carries into the next byte.
+fn escape_marks(word: u64) -> u64 {
+    let ones = |b: u8| u64::from_ne_bytes([b; 8]);
+    // High bit set where the low 7 bits are at least 0x20; a byte is below 0x20 where neither that
+    // nor its own high bit is set.
+    let below_space = !((word & LOWS) + ones(0x60)) & !word & HIGHS;
+    let zero_byte = |v: u64| !(((v & LOWS) + LOWS) | v) & HIGHS;
+    below_space | zero_byte(word ^ ones(b'"')) | zero_byte(word ^ ones(b'\\'))
 }
 
 /// The escape of one byte that needs one.
@@ -154,12 +203,30 @@ mod tests {
     }
 
     #[test]
+    fn both_block_scans_mark_every_escape_and_see_non_ascii() {
+        // Every byte value at every position, over a background of plain and of special bytes.
+        for background in [b'a', b'"', 0x80, b'\n', 0x1f, 0x20, 0xff] {
+            for at in 0..BLOCK {
+                for value in 0..=255u8 {
+                    let mut block = [b'x'; BLOCK];
+                    block[at..].fill(background);
+                    block[at] = value;
+                    let marks = (0..BLOCK).filter(|&i| needs_escape(block[i])).fold(0u32, |m, i| m | 1 << i);
+                    let expected = (marks, block.iter().all(u8::is_ascii));
+                    assert_eq!(scan(&block), expected, "{block:?}");
+                    assert_eq!(scan_swar(&block), expected, "{block:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn every_character_class_encodes_as_serde_does() {
         let mut all = String::new();
         for c in (0u32..0x80).chain([0xe9, 0x20ac, 0x1f600]) {
             all.push(char::from_u32(c).unwrap());
         }
-        // Every offset, so each special byte is met inside and across the 8-byte words.
+        // Every offset, so each special byte is met inside and across the 16-byte blocks.
         for from in 0..all.len() {
             if all.is_char_boundary(from) {
                 let s = &all[from..];
