@@ -123,8 +123,11 @@ fn flood_file(dir: &Path) -> PathBuf {
 }
 
 /// The producer waits for one line of input, then cats the file, so both readers are attached first.
+/// With `TUIC_BENCH_PRODUCER_CPU=<n>` the producer runs on core n only (run the bench itself under
+/// `taskset` on the other cores): a controlled placement with less run-to-run noise.
 fn producer(file: &Path) -> Vec<String> {
-    vec!["-c".into(), format!("stty -echo; read go; cat {}", file.display())]
+    let pin = std::env::var("TUIC_BENCH_PRODUCER_CPU").map(|cpu| format!("taskset -c {cpu} ")).unwrap_or_default();
+    vec!["-c".into(), format!("stty -echo; read go; exec {pin}cat {}", file.display())]
 }
 
 /// The producer on a PTY this process opened, started: the master, the child and when "go" went.

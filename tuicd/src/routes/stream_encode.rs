@@ -80,7 +80,8 @@ const BLOCK: usize = 16;
 /// Appends `bytes` JSON-escaped exactly as serde_json does: `"`, `\`, the short escapes
 /// `\b \t \n \f \r`, other control characters as `\u00xx`; everything else (DEL and non-ASCII
 /// included) verbatim. Each step copies a block of 16 bytes at once (a fixed-size copy); at an
-/// escape the copy is cut back to it. Returns whether every byte was ASCII.
+/// escape the copy is cut back to it (a CR LF pair, which ends every terminal line, is escaped in
+/// one step). Returns whether every byte was ASCII.
 pub fn escape_into(out: &mut Vec<u8>, bytes: &[u8]) -> bool {
     let mut i = 0;
     let mut ascii = true;
@@ -96,6 +97,12 @@ pub fn escape_into(out: &mut Vec<u8>, bytes: &[u8]) -> bool {
         }
         let at = marks.trailing_zeros() as usize;
         out.truncate(out.len() - (BLOCK - at));
+        // A terminal ends its lines with CR LF: one step for the pair.
+        if block[at] == b'\r' && bytes.get(i + at + 1) == Some(&b'\n') {
+            out.extend_from_slice(b"\\r\\n");
+            i += at + 2;
+            continue;
+        }
         push_escaped(out, block[at]);
         i += at + 1;
     }
@@ -240,6 +247,10 @@ mod tests {
         // Several escapes in one word, and a borrow past an escape that must not mark the next byte.
         let dense = "\"\\\n\x01\x1f\"ab\x00!\\\t\r\n\"x";
         assert_eq!(json_output(&[dense.as_bytes()], 1, 2), serde(dense, 1, 2));
+        // CR LF pairs (one step), and CRs that are not followed by LF.
+        for lines in ["0123456789abcd\r\n\r\r\n\n\r0123456789abcdef\r", "\r", "\r\n", "x\r\r"] {
+            assert_eq!(json_output(&[lines.as_bytes()], 0, 0), serde(lines, 0, 0), "{lines:?}");
+        }
     }
 
     #[test]
