@@ -29,7 +29,10 @@ struct Transcript {
     binary_frames: usize,
 }
 
-async fn read_to_close(socket: &mut Socket) -> Transcript {
+async fn read_to_close<S>(socket: &mut tokio_tungstenite::WebSocketStream<S>) -> Transcript
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
     let mut t = Transcript::default();
     loop {
         let message = tokio::time::timeout(DEADLINE, socket.next()).await.expect("a frame or close in time");
@@ -151,6 +154,82 @@ async fn a_stalled_client_is_told_it_lagged_and_resynced_from_the_ring() {
     assert_eq!(&t.frames[t.frames.len() - 2..], ["exit", "closed"]);
     let (_, metrics) = daemon.get("/metrics").await;
     assert!(metrics["ws_lag_resyncs"].as_u64().unwrap() >= 1 || t.spans[0].0 > 0);
+}
+
+/// The daemon's reader thread writes output frames straight to the client's socket; once the
+/// socket is full it hands the output (and the frame the socket cut short) back to the client's
+/// task, which relays from the ring. A client that stops reading and comes back while the ring
+/// still has everything loses nothing, in both framings.
+#[tokio::test]
+async fn a_client_that_stops_reading_within_the_ring_gets_every_byte_once() {
+    let daemon = Daemon::start().await;
+    for query in ["", "&binary=1"] {
+        let id = create_id(&daemon, json!({})).await;
+        let mut socket = connect(&daemon, &format!("/sessions/{id}/stream?cursor=0{query}")).await;
+        let (_, before) = daemon.get("/metrics").await;
+        // ~1.5 MB: well beyond the socket's buffers, within the 2 MiB ring.
+        write(&daemon, &id, "stty -echo; seq 1 200000; exit 0\n").await;
+        let info = wait_exited(&daemon, &id).await;
+        let t = read_to_close(&mut socket).await;
+        assert_eq!(t.missed, 0, "{query}");
+        assert_contiguous(&t, 0);
+        assert_eq!(t.data.len() as u64, info["total_written"].as_u64().unwrap(), "{query}");
+        let numbers: Vec<u64> = t.data.split("\r\n").filter_map(|l| l.trim().parse().ok()).collect();
+        assert_eq!(numbers, (1..=200000).collect::<Vec<u64>>(), "{query}");
+        assert_eq!(&t.frames[t.frames.len() - 2..], ["exit", "closed"]);
+        let (_, after) = daemon.get("/metrics").await;
+        let resyncs = |m: &Value| m["ws_lag_resyncs"].as_u64().unwrap();
+        assert!(resyncs(&after) > resyncs(&before), "the full socket sent the output back to the task ({query})");
+    }
+}
+
+trait Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> Io for T {}
+
+/// On plain TCP the reader thread writes the output frames to the socket, as on the Unix socket;
+/// over TLS it cannot, and the client's task relays them. Both deliver a flood exactly.
+#[tokio::test]
+async fn a_flood_arrives_whole_over_plain_tcp_and_over_tls() {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    crate::harness::install_crypto();
+    let certs = tempfile::tempdir().unwrap();
+    let (cert, key) = crate::harness::make_cert(certs.path());
+    for tls in [false, true] {
+        let port = crate::harness::free_port();
+        let auth = json!({"username": "me", "password_hash": crate::harness::quick_hash("right")});
+        let mut services = json!({"server": {"enabled": true, "port": port}, "auth": auth});
+        if tls {
+            services["tls"] = json!({"cert_path": cert, "key_path": key});
+        }
+        let daemon = Daemon::builder().config(json!({ "services": services })).start().await;
+        let id = create_id(&daemon, json!({})).await;
+        let mut request = format!("ws://localhost:{port}/sessions/{id}/stream?cursor=0").into_client_request().unwrap();
+        request.headers_mut().insert("authorization", "Basic bWU6cmlnaHQ=".parse().unwrap()); // me:right
+        let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        let stream: Box<dyn Io> = if tls {
+            use rustls_pki_types::pem::PemObject;
+            let mut roots = rustls::RootCertStore::empty();
+            roots.add(rustls_pki_types::CertificateDer::from_pem_file(&cert).unwrap()).unwrap();
+            let config = rustls::ClientConfig::builder().with_root_certificates(roots).with_no_client_auth();
+            let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config));
+            let name = rustls_pki_types::ServerName::try_from("localhost").unwrap();
+            Box::new(connector.connect(name, tcp).await.unwrap())
+        } else {
+            Box::new(tcp)
+        };
+        let (mut socket, response) = tokio_tungstenite::client_async(request, stream).await.unwrap();
+        assert_eq!(response.status(), 101);
+        // Output starts once the client is attached: live frames, not a replay.
+        write(&daemon, &id, "stty -echo; seq 1 100000; exit 0\n").await;
+        let t = read_to_close(&mut socket).await;
+        let info = wait_exited(&daemon, &id).await;
+        assert_eq!(t.missed, 0, "tls {tls}");
+        assert_contiguous(&t, 0);
+        assert_eq!(t.data.len() as u64, info["total_written"].as_u64().unwrap(), "tls {tls}");
+        let numbers: Vec<u64> = t.data.split("\r\n").filter_map(|l| l.trim().parse().ok()).collect();
+        assert_eq!(numbers, (1..=100000).collect::<Vec<u64>>(), "tls {tls}");
+        assert_eq!(&t.frames[t.frames.len() - 2..], ["exit", "closed"]);
+    }
 }
 
 #[tokio::test]
