@@ -21,7 +21,6 @@
 //! Session::close(&self, reason: &'static str)   // SIGHUP to the job, SIGKILL to the child; the session then finishes
 //! Session::pause(&self) / resume(&self) -> Result<(), SessionError>
 //! Session::read_raw(&self, from: u64, limit: usize) -> RingRead    // raw ring bytes by cursor
-//! Session::subscribe_from(&self, cursor: Option<u64>, limit: usize) -> (RingRead, broadcast::Receiver<Arc<SessionEvent>>, Option<ExitInfo>)
 //! Session::watch_from(&self, cursor: Option<u64>, limit: usize) -> Watch { read, live, notices, exit } // `notices`: all but Output
 //! Session::attach_sink(&self, sink: &Arc<dyn OutputSink>, at: u64, arm: impl FnOnce() -> bool) -> bool // the reader offers it each chunk
 //! Session::detach_sink(&self, sink: &Arc<dyn OutputSink>)

@@ -319,23 +319,9 @@ impl Session {
     }
 
     /// Subscribes to output and lifecycle events. Pair with a ring read for catch-up: see
-    /// [`Session::subscribe_from`].
+    /// [`Session::watch_from`].
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<SessionEvent>> {
         self.live.subscribe()
-    }
-
-    /// Subscribes and reads the ring from `cursor` under one lock, so the catch-up and the first
-    /// live chunk neither overlap nor leave a gap. Returns the catch-up, the receiver and whether
-    /// the session had already finished (its `Exit`/`Closed` events will not be broadcast again).
-    pub fn subscribe_from(
-        &self,
-        cursor: Option<u64>,
-        limit: usize,
-    ) -> (super::ring::RingRead, broadcast::Receiver<Arc<SessionEvent>>, Option<ExitInfo>) {
-        let out = self.lock();
-        let rx = self.live.subscribe();
-        let read = out.ring.read_from(cursor.unwrap_or(out.ring.oldest()), limit);
-        (read, rx, out.exit)
     }
 
     /// Resolves once the session is finished (exited and drained).
