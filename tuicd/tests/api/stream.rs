@@ -183,6 +183,60 @@ async fn a_client_that_stops_reading_within_the_ring_gets_every_byte_once() {
     }
 }
 
+/// The client's task answers pings through the same socket the reader thread is writing output
+/// frames to: under a flood every pong arrives and no frame is torn (the client would fail to
+/// parse the stream), in both framings.
+#[tokio::test]
+async fn pings_during_a_flood_get_pongs_and_leave_the_frames_whole() {
+    const PINGS: usize = 50;
+    let daemon = Daemon::start().await;
+    for query in ["", "&binary=1"] {
+        let id = create_id(&daemon, json!({})).await;
+        let socket = connect(&daemon, &format!("/sessions/{id}/stream?cursor=0{query}")).await;
+        let (mut sink, mut stream) = socket.split();
+        // ~1.5 MB: within the ring, so however the pings slow this client nothing is lost.
+        // It exits only when told, once every ping had its pong.
+        write(&daemon, &id, "stty -echo; seq 1 200000; read done; exit 0\n").await;
+        let (mut pings, mut pongs, mut next, mut text) = (0, 0, 0u64, String::new());
+        let mut told = false;
+        loop {
+            let message = tokio::time::timeout(DEADLINE, stream.next()).await.expect("a frame in time");
+            match message.expect("the stream stays open until closed").expect("every frame parses") {
+                Message::Pong(_) => pongs += 1,
+                Message::Binary(frame) => {
+                    assert_eq!(u64::from_be_bytes(frame[..8].try_into().unwrap()), next);
+                    next += frame.len() as u64 - 8;
+                    text.push_str(std::str::from_utf8(&frame[8..]).unwrap());
+                }
+                Message::Text(frame) => {
+                    let frame: Value = serde_json::from_str(&frame).unwrap();
+                    if frame["type"] == "output" {
+                        assert_eq!(frame["cursor"].as_u64().unwrap(), next);
+                        next = frame["total_written"].as_u64().unwrap();
+                        text.push_str(frame["data"].as_str().unwrap());
+                    }
+                }
+                Message::Close(_) => break,
+                _ => {}
+            }
+            let all_output = text.ends_with("200000\r\n");
+            // A ping after each frame while the output flows.
+            if pings < PINGS && next > 0 && !all_output {
+                sink.send(Message::Ping(vec![pings as u8].into())).await.unwrap();
+                pings += 1;
+            }
+            if all_output && pongs == pings && !told {
+                write(&daemon, &id, "\n").await;
+                told = true;
+            }
+        }
+        assert!(pings >= 3, "pings went out during the flood ({query})");
+        assert_eq!(pongs, pings, "{query}");
+        let numbers: Vec<u64> = text.split("\r\n").filter_map(|l| l.trim().parse().ok()).collect();
+        assert_eq!(numbers, (1..=200000).collect::<Vec<u64>>(), "{query}");
+    }
+}
+
 trait Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
 impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> Io for T {}
 
