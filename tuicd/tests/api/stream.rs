@@ -78,6 +78,17 @@ fn assert_contiguous(t: &Transcript, from: u64) {
     }
 }
 
+/// The client got the whole output of `seq 1 last` from cursor 0, once, in order, then `exit` and
+/// `closed`.
+fn assert_whole_seq(t: &Transcript, info: &Value, last: u64, what: &str) {
+    assert_eq!(t.missed, 0, "{what}");
+    assert_contiguous(t, 0);
+    assert_eq!(t.data.len() as u64, info["total_written"].as_u64().unwrap(), "{what}");
+    let numbers: Vec<u64> = t.data.split("\r\n").filter_map(|l| l.trim().parse().ok()).collect();
+    assert_eq!(numbers, (1..=last).collect::<Vec<u64>>(), "{what}");
+    assert_eq!(&t.frames[t.frames.len() - 2..], ["exit", "closed"], "{what}");
+}
+
 #[tokio::test]
 async fn a_flood_then_exit_reaches_the_client_byte_for_byte_before_exit() {
     let daemon = Daemon::start().await;
@@ -171,12 +182,7 @@ async fn a_client_that_stops_reading_within_the_ring_gets_every_byte_once() {
         write(&daemon, &id, "stty -echo; seq 1 200000; exit 0\n").await;
         let info = wait_exited(&daemon, &id).await;
         let t = read_to_close(&mut socket).await;
-        assert_eq!(t.missed, 0, "{query}");
-        assert_contiguous(&t, 0);
-        assert_eq!(t.data.len() as u64, info["total_written"].as_u64().unwrap(), "{query}");
-        let numbers: Vec<u64> = t.data.split("\r\n").filter_map(|l| l.trim().parse().ok()).collect();
-        assert_eq!(numbers, (1..=200000).collect::<Vec<u64>>(), "{query}");
-        assert_eq!(&t.frames[t.frames.len() - 2..], ["exit", "closed"]);
+        assert_whole_seq(&t, &info, 200_000, query);
         let (_, after) = daemon.get("/metrics").await;
         let resyncs = |m: &Value| m["ws_lag_resyncs"].as_u64().unwrap();
         assert!(resyncs(&after) > resyncs(&before), "the full socket sent the output back to the task ({query})");
@@ -277,12 +283,7 @@ async fn a_flood_arrives_whole_over_plain_tcp_and_over_tls() {
         write(&daemon, &id, "stty -echo; seq 1 100000; exit 0\n").await;
         let t = read_to_close(&mut socket).await;
         let info = wait_exited(&daemon, &id).await;
-        assert_eq!(t.missed, 0, "tls {tls}");
-        assert_contiguous(&t, 0);
-        assert_eq!(t.data.len() as u64, info["total_written"].as_u64().unwrap(), "tls {tls}");
-        let numbers: Vec<u64> = t.data.split("\r\n").filter_map(|l| l.trim().parse().ok()).collect();
-        assert_eq!(numbers, (1..=100000).collect::<Vec<u64>>(), "tls {tls}");
-        assert_eq!(&t.frames[t.frames.len() - 2..], ["exit", "closed"]);
+        assert_whole_seq(&t, &info, 100_000, if tls { "tls" } else { "plain tcp" });
     }
 }
 
