@@ -4,10 +4,13 @@
 //! then the raw bytes: no UTF-8 hold-back, no JSON escaping); every other frame stays JSON text.
 //! Client text or binary frames are written to the PTY verbatim (loopback callers only).
 //!
-//! Each client reads the session broadcast at its own pace. A client whose socket stalls falls
-//! behind the broadcast's bounded window, is told with a `lagged` frame only if the ring no longer
-//! has what it missed, and is resynced from the ring: memory stays bounded and the PTY and the other
-//! clients never wait for it.
+//! On a plain socket (IPC, TCP without TLS) the session's reader thread writes the client's output
+//! frames itself (`stream_direct.rs`) and this task sends the other frames, from the session's
+//! `notices`. Over TLS, and whenever the client's socket is full, this task relays the output from
+//! the session broadcast at the client's own pace. A client whose socket stalls falls behind the
+//! broadcast's bounded window, is told with a `lagged` frame only if the ring no longer has what it
+//! missed, and is resynced from the ring: memory stays bounded and the PTY and the other clients
+//! never wait for it.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

@@ -43,9 +43,8 @@ pub enum SessionEvent {
 }
 
 /// Sends a non-output event on both broadcasts: `live` (every event, in order) and `notices`
-/// (every event but `Output`, for a stream client whose output the reader thread writes itself;
-/// see [`super::sink`]). `live` first, so a client that checks `live` is empty and then switches
-/// to `notices` can miss nothing.
+/// (every event but `Output`: a stream client listens there for its other frames, so it is not
+/// woken per chunk while the reader thread writes its output; see [`super::sink`]).
 #[derive(Debug, Clone)]
 pub struct Announcer {
     live: broadcast::Sender<Arc<SessionEvent>>,

@@ -287,6 +287,32 @@ async fn a_flood_arrives_whole_over_plain_tcp_and_over_tls() {
     }
 }
 
+/// A malformed upgrade is refused before the switch, naming what was wrong; a plain GET too.
+#[tokio::test]
+async fn a_bad_upgrade_request_is_refused_with_what_was_wrong() {
+    let daemon = Daemon::start().await;
+    let id = create_id(&daemon, json!({})).await;
+    let head = format!("GET /sessions/{id}/stream HTTP/1.1\r\nHost: tuic\r\nConnection: close\r\n");
+    let upgrade = "Connection: Upgrade\r\nUpgrade: websocket\r\n";
+    let cases = [
+        (format!("{head}{upgrade}Sec-WebSocket-Version: 13\r\n\r\n"), "Sec-WebSocket-Key"),
+        (
+            format!("{head}{upgrade}Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 8\r\n\r\n"),
+            "Sec-WebSocket-Version",
+        ),
+        (format!("{head}\r\n"), "expects a WebSocket upgrade"),
+    ];
+    for (request, named) in cases {
+        let response = daemon.raw(request.as_bytes()).await;
+        assert!(response.starts_with("HTTP/1.1 400"), "{response}");
+        assert!(response.contains(named), "{response}");
+    }
+    // Nothing changed: the session still streams.
+    let mut socket = connect(&daemon, &format!("/sessions/{id}/stream")).await;
+    write(&daemon, &id, "exit 0\n").await;
+    assert_eq!(read_to_close(&mut socket).await.frames.last().map(String::as_str), Some("closed"));
+}
+
 #[tokio::test]
 async fn client_frames_are_written_to_the_pty() {
     let daemon = Daemon::start().await;
