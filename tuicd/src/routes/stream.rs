@@ -30,7 +30,7 @@ use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use crate::http::body::query;
 use crate::http::{ApiError, ApiResult, Caller, Request};
 use crate::limits::{WS_BATCH_BYTES, WS_CATCH_UP_CHUNK, WS_READ_BUFFER};
-use crate::session::{OutputSink, Session, SessionEvent, Watch};
+use crate::session::{Session, SessionEvent, Watch};
 use crate::state::App;
 
 use super::stream_direct::{DirectSocket, Position, SocketIo};
@@ -89,7 +89,6 @@ pub async fn stream(app: &App, caller: &Caller, id: &str, mut req: Request) -> A
         binary,
         next: 0,
         held: Vec::new(),
-        sink: direct.clone().map(|d| d as Arc<dyn OutputSink>),
         direct,
     };
     let cursor = params.cursor.or(params.offset);
@@ -132,8 +131,6 @@ struct Client {
     held: Vec<u8>,
     /// On a plain socket: the reader thread's way to write this client's output frames itself.
     direct: Option<Arc<DirectSocket>>,
-    /// `direct` as the session sees it.
-    sink: Option<Arc<dyn OutputSink>>,
 }
 
 /// The socket is gone (or shutting down): stop serving this client.
@@ -208,8 +205,8 @@ impl Client {
             }
         }
         .await;
-        if let Some(output) = &self.sink {
-            self.session.detach_sink(output);
+        if let Some(direct) = &self.direct {
+            self.session.detach_sink(direct);
         }
         if result.is_err() {
             let _ = sink.send(Message::Close(None)).await;
@@ -219,9 +216,9 @@ impl Client {
     /// Hands the output to the reader thread if this client has sent everything so far and nothing
     /// is queued for it; true when it did.
     fn go_direct(&mut self, live: &Events) -> bool {
-        let (Some(direct), Some(output)) = (&self.direct, &self.sink) else { return false };
+        let Some(direct) = &self.direct else { return false };
         let at = self.next;
-        self.session.attach_sink(output, at, || {
+        self.session.attach_sink(direct, at, || {
             // Under the output lock: no chunk can be broadcast between this check and the arming.
             live.is_empty() && {
                 direct.arm(Position { next: at, held: std::mem::take(&mut self.held) });

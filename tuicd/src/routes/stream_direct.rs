@@ -19,6 +19,8 @@ use std::sync::{Mutex, MutexGuard};
 use std::task::{Context, Poll, ready};
 
 use bytes::Bytes;
+use hyper_tungstenite::tungstenite::protocol::frame::FrameHeader;
+use hyper_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
 use rustix::io::Errno;
 use rustix::net::{SendAncillaryBuffer, SendFlags, sendmsg};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -27,8 +29,6 @@ use tokio::sync::Notify;
 use super::stream_encode::{BINARY_HEADER_BYTES, json_output_bytes, take_incomplete_tail};
 use crate::session::OutputSink;
 
-const OPCODE_TEXT: u8 = 0x1;
-const OPCODE_BINARY: u8 = 0x2;
 /// The longest header of an unmasked server frame: 2 bytes, then a 64-bit length.
 const MAX_FRAME_HEADER: usize = 10;
 
@@ -99,7 +99,7 @@ impl DirectSocket {
     fn write_frame(&self, pending: &mut Vec<u8>, at: &mut Position, data: &[u8]) -> bool {
         let mut head = [0u8; MAX_FRAME_HEADER + BINARY_HEADER_BYTES];
         if self.binary {
-            let len = frame_header(&mut head, OPCODE_BINARY, BINARY_HEADER_BYTES + data.len());
+            let len = frame_header(&mut head, Data::Binary, BINARY_HEADER_BYTES + data.len());
             head[len..len + BINARY_HEADER_BYTES].copy_from_slice(&at.next.to_be_bytes());
             at.next += data.len() as u64;
             return send_all(&self.fd, &[&head[..len + BINARY_HEADER_BYTES], data], pending);
@@ -114,7 +114,7 @@ impl DirectSocket {
         let frame = (len > 0).then(|| json_output_bytes(&parts, cursor, cursor + len as u64));
         at.held = tail;
         let Some(frame) = frame else { return true };
-        let head_len = frame_header(&mut head, OPCODE_TEXT, frame.len());
+        let head_len = frame_header(&mut head, Data::Text, frame.len());
         send_all(&self.fd, &[&head[..head_len], &frame], pending)
     }
 }
@@ -140,21 +140,16 @@ impl OutputSink for DirectSocket {
     }
 }
 
-/// Encodes the header of an unmasked, final frame with `payload` bytes; returns its length.
-fn frame_header(head: &mut [u8], opcode: u8, payload: usize) -> usize {
-    head[0] = 0x80 | opcode;
-    if payload < 126 {
-        head[1] = payload as u8;
-        2
-    } else if let Ok(short) = u16::try_from(payload) {
-        head[1] = 126;
-        head[2..4].copy_from_slice(&short.to_be_bytes());
-        4
-    } else {
-        head[1] = 127;
-        head[2..10].copy_from_slice(&(payload as u64).to_be_bytes());
-        10
-    }
+/// Encodes the header of an unmasked, final data frame of `payload` bytes at the start of `head`
+/// (which has room for the longest, [`MAX_FRAME_HEADER`]), with tungstenite's encoder; returns its
+/// length.
+fn frame_header(head: &mut [u8], data: Data, payload: usize) -> usize {
+    let header = FrameHeader { opcode: OpCode::Data(data), ..FrameHeader::default() };
+    let mut out = &mut head[..];
+    let room = out.len();
+    // Writing into a slice only fails when it is too short, and it has room for any header.
+    let _ = header.format(payload as u64, &mut out);
+    room - out.len()
 }
 
 /// Sends what is pending without waiting; true once nothing is.
@@ -271,11 +266,11 @@ mod tests {
     #[test]
     fn frame_headers_use_the_shortest_length_encoding() {
         let mut head = [0u8; MAX_FRAME_HEADER];
-        assert_eq!((frame_header(&mut head, OPCODE_TEXT, 125), &head[..2]), (2, &[0x81, 125][..]));
-        assert_eq!((frame_header(&mut head, OPCODE_BINARY, 126), &head[..4]), (4, &[0x82, 126, 0, 126][..]));
-        assert_eq!(frame_header(&mut head, OPCODE_BINARY, 65_535), 4);
+        assert_eq!((frame_header(&mut head, Data::Text, 125), &head[..2]), (2, &[0x81, 125][..]));
+        assert_eq!((frame_header(&mut head, Data::Binary, 126), &head[..4]), (4, &[0x82, 126, 0, 126][..]));
+        assert_eq!(frame_header(&mut head, Data::Binary, 65_535), 4);
         assert_eq!(
-            (frame_header(&mut head, OPCODE_BINARY, 65_536), &head[..10]),
+            (frame_header(&mut head, Data::Binary, 65_536), &head[..10]),
             (10, &[0x82, 127, 0, 0, 0, 0, 0, 1, 0, 0][..])
         );
     }

@@ -22,8 +22,8 @@
 //! Session::pause(&self) / resume(&self) -> Result<(), SessionError>
 //! Session::read_raw(&self, from: u64, limit: usize) -> RingRead    // raw ring bytes by cursor
 //! Session::watch_from(&self, cursor: Option<u64>, limit: usize) -> Watch { read, live, notices, exit } // `notices`: all but Output
-//! Session::attach_sink(&self, sink: &Arc<dyn OutputSink>, at: u64, arm: impl FnOnce() -> bool) -> bool // the reader offers it each chunk
-//! Session::detach_sink(&self, sink: &Arc<dyn OutputSink>)
+//! Session::attach_sink(&self, sink: &Arc<impl OutputSink>, at: u64, arm: impl FnOnce() -> bool) -> bool // the reader offers it each chunk
+//! Session::detach_sink(&self, sink: &Arc<impl OutputSink>)
 //! Session::finished(&self)                   // async; resolves once exited and drained
 //! Session::exit_info(&self) -> Option<ExitInfo>
 //! ```

@@ -44,18 +44,18 @@ impl Session {
     /// `arm` (called under the output lock, so no chunk can come between) agrees. Returns whether
     /// it did: from then on the reader offers the sink every chunk until it is detached or the
     /// session finishes. Attaching an attached sink again only re-arms it.
-    pub fn attach_sink(&self, sink: &Arc<dyn OutputSink>, at: u64, arm: impl FnOnce() -> bool) -> bool {
+    pub fn attach_sink<S: OutputSink + 'static>(&self, sink: &Arc<S>, at: u64, arm: impl FnOnce() -> bool) -> bool {
         let mut out = self.lock();
         if out.exit.is_some() || out.ring.total() != at || !arm() {
             return false;
         }
-        if !out.sinks.iter().any(|s| Arc::ptr_eq(s, sink)) {
+        if !out.sinks.iter().any(|s| std::ptr::addr_eq(Arc::as_ptr(s), Arc::as_ptr(sink))) {
             out.sinks.push(sink.clone());
         }
         true
     }
 
-    pub fn detach_sink(&self, sink: &Arc<dyn OutputSink>) {
-        self.lock().sinks.retain(|s| !Arc::ptr_eq(s, sink));
+    pub fn detach_sink<S: OutputSink + 'static>(&self, sink: &Arc<S>) {
+        self.lock().sinks.retain(|s| !std::ptr::addr_eq(Arc::as_ptr(s), Arc::as_ptr(sink)));
     }
 }
