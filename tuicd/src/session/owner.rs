@@ -18,7 +18,9 @@ use super::screen::ScreenModel;
 use super::spawn::{SpawnPlan, check_size};
 use super::writer::PtyWriter;
 use super::{Counters, SessionError, tasks};
-use crate::limits::{PTY_INPUT_QUEUE, SESSION_BROADCAST_CAPACITY, SESSION_LOG_LINES, SESSION_RING_BYTES};
+use crate::limits::{
+    PTY_INPUT_QUEUE, RING_SHARE_FROM, SESSION_BROADCAST_CAPACITY, SESSION_LOG_LINES, SESSION_RING_BYTES,
+};
 
 /// Runs once when a session has finished (the registry moves it to the tombstones).
 pub(super) type OnClose = Box<dyn FnOnce(&Arc<Session>) + Send>;
@@ -199,7 +201,7 @@ impl Session {
             pid: child.id(),
             created: SystemTime::now(),
             out: Mutex::new(OutputState {
-                ring: RawRing::new(SESSION_RING_BYTES),
+                ring: RawRing::new(SESSION_RING_BYTES, RING_SHARE_FROM),
                 last_output: None,
                 exit: None,
                 sinks: Vec::new(),

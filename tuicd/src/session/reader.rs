@@ -2,8 +2,8 @@
 //! draining a flooding child never waits for a busy tokio worker (the kernel's PTY buffer is small:
 //! a reader that is late by one scheduling round stalls the child). Each chunk goes to the ring, the
 //! broadcast and the attached output sinks (a plain-socket WebSocket client's frames are written
-//! here, see `sink.rs`) under one lock (`tasks::ingest`); a large chunk reaches the broadcast in the
-//! very buffer it was read into, so the ring's copy is its only one.
+//! here, see `sink.rs`) under one lock (`tasks::ingest`); a large chunk reaches the broadcast and the
+//! ring in the very buffer it was read into, so a flood is never copied in user space.
 //!
 //! The descriptor is non-blocking (it shares its open file with the async writer), so the thread
 //! reads until `EAGAIN` and then parks in `poll()` on the PTY and an eventfd; a cycle that already

@@ -3,10 +3,22 @@
 
 use std::collections::VecDeque;
 
+use bytes::{Buf, Bytes};
+
+/// Retained output, oldest first: chunks kept in the buffers the reader read them into (shared with
+/// the broadcast, so a flood is not copied into the ring), and small writes gathered into a tail
+/// buffer, so a trickle of one-byte echoes does not become one allocation per byte.
 #[derive(Debug)]
 pub struct RawRing {
-    bytes: VecDeque<u8>,
+    chunks: VecDeque<Bytes>,
+    /// Small writes after the last chunk, sealed into a chunk once `share_from` long.
+    tail: Vec<u8>,
+    /// Bytes retained: the chunks' and the tail's; at most `capacity`.
+    len: usize,
     capacity: usize,
+    /// A write at least this long is kept as it is; a shorter one is copied into the tail (a short
+    /// chunk would otherwise pin its whole read buffer).
+    share_from: usize,
     total: u64,
 }
 
@@ -20,8 +32,8 @@ pub struct RingRead {
 }
 
 impl RawRing {
-    pub fn new(capacity: usize) -> Self {
-        Self { bytes: VecDeque::new(), capacity, total: 0 }
+    pub fn new(capacity: usize, share_from: usize) -> Self {
+        Self { chunks: VecDeque::new(), tail: Vec::new(), len: 0, capacity, share_from, total: 0 }
     }
 
     /// The cursor after the newest byte.
@@ -31,29 +43,68 @@ impl RawRing {
 
     /// The cursor of the oldest retained byte.
     pub fn oldest(&self) -> u64 {
-        self.total - self.bytes.len() as u64
+        self.total - self.len as u64
     }
 
-    pub fn push(&mut self, data: &[u8]) {
+    pub fn push(&mut self, data: &Bytes) {
         self.total += data.len() as u64;
-        let data = if data.len() > self.capacity { &data[data.len() - self.capacity..] } else { data };
-        let overflow = (self.bytes.len() + data.len()).saturating_sub(self.capacity);
-        self.bytes.drain(..overflow);
-        self.bytes.extend(data);
+        let data = data.slice(data.len().saturating_sub(self.capacity)..);
+        if data.len() >= self.share_from {
+            self.seal_tail();
+            self.len += data.len();
+            self.chunks.push_back(data);
+        } else {
+            self.len += data.len();
+            self.tail.extend_from_slice(&data);
+            if self.tail.len() >= self.share_from {
+                self.seal_tail();
+            }
+        }
+        self.evict(self.len.saturating_sub(self.capacity));
+    }
+
+    fn seal_tail(&mut self) {
+        if !self.tail.is_empty() {
+            self.chunks.push_back(Bytes::from(std::mem::take(&mut self.tail)));
+        }
+    }
+
+    /// Drops the `count` oldest bytes.
+    fn evict(&mut self, mut count: usize) {
+        self.len -= count;
+        while count > 0 {
+            let Some(front) = self.chunks.front_mut() else {
+                self.tail.drain(..count);
+                return;
+            };
+            if front.len() > count {
+                front.advance(count);
+                return;
+            }
+            count -= front.len();
+            self.chunks.pop_front();
+        }
     }
 
     /// Up to `limit` bytes from `from` (clamped to the oldest retained byte).
     pub fn read_from(&self, from: u64, limit: usize) -> RingRead {
         let oldest = self.oldest();
         let start = from.clamp(oldest, self.total);
-        let offset = (start - oldest) as usize;
-        let end = (offset + limit).min(self.bytes.len());
-        // Two memcpys (the ring's two halves), not a byte-by-byte iterator: a flood reads it a lot.
-        let (front, back) = self.bytes.as_slices();
-        let mut data = Vec::with_capacity(end - offset);
-        let split = front.len();
-        data.extend_from_slice(&front[offset.min(split)..end.min(split)]);
-        data.extend_from_slice(&back[offset.saturating_sub(split)..end.saturating_sub(split)]);
+        let mut skip = (start - oldest) as usize;
+        let mut want = limit.min(self.len - skip);
+        let mut data = Vec::with_capacity(want);
+        for part in self.chunks.iter().map(|c| c.as_ref()).chain([self.tail.as_slice()]) {
+            if want == 0 {
+                break;
+            }
+            if skip >= part.len() {
+                skip -= part.len();
+                continue;
+            }
+            let take = want.min(part.len() - skip);
+            data.extend_from_slice(&part[skip..skip + take]);
+            (skip, want) = (0, want - take);
+        }
         RingRead { start, data, missed: start - from.min(start) }
     }
 
@@ -86,12 +137,12 @@ mod tests {
 
     #[test]
     fn cursors_survive_eviction() {
-        let mut ring = RawRing::new(8);
-        ring.push(b"0123456789");
+        let mut ring = RawRing::new(8, 4);
+        ring.push(&Bytes::from_static(b"0123456789"));
         assert_eq!((ring.oldest(), ring.total()), (2, 10));
         let read = ring.read_from(0, 100);
         assert_eq!((read.start, read.missed, read.data.as_slice()), (2, 2, &b"23456789"[..]));
-        ring.push(b"ab");
+        ring.push(&Bytes::from_static(b"ab"));
         // Wrapped storage: reads spanning both halves of the deque.
         for from in 4..12 {
             let want: Vec<u8> = b"0123456789ab"[from as usize..].iter().copied().take(3).collect();
@@ -100,6 +151,53 @@ mod tests {
         assert_eq!(ring.read_from(9, 2).data, b"9a");
         assert_eq!(ring.tail(3).data, b"9ab");
         assert_eq!(ring.read_from(12, 5).data, b"");
+    }
+
+    /// Any mix of write sizes (tiny, around the share threshold, beyond the capacity) reads back
+    /// exactly as a plain byte ring of the same capacity would.
+    #[test]
+    fn chunks_and_tail_read_as_a_plain_byte_ring() {
+        // Mostly chunks; and a ring so small that everything lives (and is evicted) in the tail.
+        for (capacity, share_from) in [(100usize, 10usize), (8, 100)] {
+            model_check(capacity, share_from);
+        }
+    }
+
+    fn model_check(capacity: usize, share_from: usize) {
+        let mut ring = RawRing::new(capacity, share_from);
+        let mut model: VecDeque<u8> = VecDeque::new();
+        let mut total = 0u64;
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |bound: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % bound
+        };
+        for step in 0..2000u64 {
+            let len = match next(4) {
+                0 => next(3),
+                1 => next(12) + 5,
+                2 => next(40),
+                _ => next(250),
+            } as usize;
+            let bytes: Vec<u8> = (0..len).map(|i| (total as usize + i) as u8).collect();
+            ring.push(&Bytes::from(bytes.clone()));
+            total += len as u64;
+            model.extend(&bytes);
+            while model.len() > capacity {
+                model.pop_front();
+            }
+            assert_eq!((ring.total(), ring.oldest()), (total, total - model.len() as u64), "step {step}");
+            let from = total.saturating_sub(next(130));
+            let limit = next(120) as usize;
+            let skip = from.saturating_sub(total - model.len() as u64) as usize;
+            let want: Vec<u8> = model.iter().skip(skip).take(limit).copied().collect();
+            let read = ring.read_from(from, limit);
+            assert_eq!(read.data, want, "step {step}: from {from}, limit {limit}");
+            let oldest = total - model.len() as u64;
+            assert_eq!((read.start, read.missed), (from.max(oldest), oldest.saturating_sub(from)), "step {step}");
+        }
     }
 
     #[test]
