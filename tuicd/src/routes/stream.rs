@@ -18,9 +18,9 @@ use std::sync::atomic::Ordering;
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use hyper_tungstenite::WebSocketStream;
-use hyper_tungstenite::tungstenite::Message;
 use hyper_tungstenite::tungstenite::handshake::derive_accept_key;
 use hyper_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
+use hyper_tungstenite::tungstenite::{Message, Utf8Bytes};
 use hyper_util::rt::TokioIo;
 use proto::session::StreamFrame;
 use serde::Deserialize;
@@ -34,7 +34,7 @@ use crate::session::{Session, SessionEvent, Watch};
 use crate::state::App;
 
 use super::stream_direct::{DirectSocket, Position, SocketIo};
-use super::stream_encode::{binary_output, json_output, take_incomplete_tail};
+use super::stream_encode::{binary_output, json_output, json_output_holding_back};
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -294,20 +294,12 @@ impl Client {
             fresh.iter().for_each(|part| frame.extend_from_slice(part));
             return sink.send(Message::binary(frame)).await.map_err(|_| Gone);
         }
-        // An incomplete character at the end waits for the rest of it.
-        let tail = take_incomplete_tail(&mut fresh);
-        let result = self.send_output(sink, cursor, &fresh).await;
+        let (frame, tail) = json_output_holding_back(fresh, cursor);
         self.held = tail;
-        result
-    }
-
-    async fn send_output(&mut self, sink: &mut Sink, cursor: u64, parts: &[&[u8]]) -> Result<(), Gone> {
-        let len = parts.iter().map(|p| p.len() as u64).sum::<u64>();
-        if len == 0 {
-            return Ok(());
-        }
-        let frame = json_output(parts, cursor, cursor + len);
-        sink.send(Message::text(frame)).await.map_err(|_| Gone)
+        let Some(frame) = frame else { return Ok(()) };
+        // The frame is UTF-8 (`json_output_bytes`); tungstenite checks it once more.
+        let text = Utf8Bytes::try_from(frame).map_err(|_| Gone)?;
+        sink.send(Message::Text(text)).await.map_err(|_| Gone)
     }
 
     /// Reads the ring from `next` until it is exhausted, telling the client what was evicted.
@@ -330,8 +322,12 @@ impl Client {
     async fn end(&mut self, sink: &mut Sink, exit_code: Option<i32>, reason: &'static str) -> Result<(), Gone> {
         self.take_back();
         self.catch_up(sink).await?;
+        // An incomplete character left at the end goes out as it is (U+FFFD).
         let held = std::mem::take(&mut self.held);
-        self.send_output(sink, self.next - held.len() as u64, &[&held]).await?;
+        if !held.is_empty() {
+            let frame = json_output(&[&held], self.next - held.len() as u64, self.next);
+            sink.send(Message::text(frame)).await.map_err(|_| Gone)?;
+        }
         let session_id = self.session.id.clone();
         send(sink, &StreamFrame::Exit { session_id: session_id.clone(), exit_code }).await?;
         send(sink, &StreamFrame::Closed { session_id, reason: reason.to_owned() }).await?;

@@ -26,7 +26,7 @@ use rustix::net::{SendAncillaryBuffer, SendFlags, sendmsg};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::Notify;
 
-use super::stream_encode::{BINARY_HEADER_BYTES, json_output_bytes, take_incomplete_tail};
+use super::stream_encode::{BINARY_HEADER_BYTES, json_output_holding_back};
 use crate::session::OutputSink;
 
 /// The longest header of an unmasked server frame: 2 bytes, then a 64-bit length.
@@ -107,11 +107,7 @@ impl DirectSocket {
         let held = std::mem::take(&mut at.held);
         let cursor = at.next - held.len() as u64;
         at.next += data.len() as u64;
-        let mut parts = vec![&held[..], data];
-        // An incomplete character at the end waits for the rest of it.
-        let tail = take_incomplete_tail(&mut parts);
-        let len: usize = parts.iter().map(|p| p.len()).sum();
-        let frame = (len > 0).then(|| json_output_bytes(&parts, cursor, cursor + len as u64));
+        let (frame, tail) = json_output_holding_back(vec![&held, data], cursor);
         at.held = tail;
         let Some(frame) = frame else { return true };
         let head_len = frame_header(&mut head, Data::Text, frame.len());

@@ -41,9 +41,18 @@ pub fn json_output_bytes(parts: &[&[u8]], cursor: u64, total_written: u64) -> Ve
     json_output_bytes(&[text.as_bytes()], cursor, total_written)
 }
 
+/// The JSON `output` frame for the contiguous `parts`, whose first byte has cursor `cursor`, less an
+/// incomplete UTF-8 character at their end, which is returned to go out with the rest of it (in
+/// the next frame). No frame when only that character is left.
+pub fn json_output_holding_back(mut parts: Vec<&[u8]>, cursor: u64) -> (Option<Vec<u8>>, Vec<u8>) {
+    let tail = take_incomplete_tail(&mut parts);
+    let len: u64 = parts.iter().map(|p| p.len() as u64).sum();
+    ((len > 0).then(|| json_output_bytes(&parts, cursor, cursor + len)), tail)
+}
+
 /// Removes an incomplete UTF-8 character from the end of the contiguous `parts` (it may straddle
 /// parts) and returns its bytes, to be sent with the rest of it.
-pub fn take_incomplete_tail(parts: &mut Vec<&[u8]>) -> Vec<u8> {
+fn take_incomplete_tail(parts: &mut Vec<&[u8]>) -> Vec<u8> {
     let mut last = [0u8; 3];
     let mut got = 0;
     for part in parts.iter().rev() {
