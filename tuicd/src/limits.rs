@@ -152,7 +152,7 @@ pub const SESSION_WAIT_RUN_MAX_MS: u64 = 295_000;
 pub const SESSION_RING_BYTES: usize = 2 * 1024 * 1024;
 /// An output chunk at least this long stays in the ring in the buffer it was read into, shared with
 /// the broadcast (a flood is not copied into the ring; a kept buffer is at most twice its bytes);
-/// shorter ones are copied into the ring's tail buffer, sealed at this size.
+/// shorter ones are gathered into one buffer of the ring, sealed at this size.
 pub const RING_SHARE_FROM: usize = 32 * 1024;
 /// Log lines (rows scrolled off the screen, ANSI stripped) kept per session; the line cursor keeps
 /// counting past evictions.

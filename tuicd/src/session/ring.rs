@@ -6,17 +6,17 @@ use std::collections::VecDeque;
 use bytes::{Buf, Bytes};
 
 /// Retained output, oldest first: chunks kept in the buffers the reader read them into (shared with
-/// the broadcast, so a flood is not copied into the ring), and small writes gathered into a tail
+/// the broadcast, so a flood is not copied into the ring), then small writes gathered into one
 /// buffer, so a trickle of one-byte echoes does not become one allocation per byte.
 #[derive(Debug)]
 pub struct RawRing {
     chunks: VecDeque<Bytes>,
     /// Small writes after the last chunk, sealed into a chunk once `share_from` long.
-    tail: Vec<u8>,
-    /// Bytes retained: the chunks' and the tail's; at most `capacity`.
+    gathered: Vec<u8>,
+    /// Bytes retained: the chunks' and the gathered ones; at most `capacity`.
     len: usize,
     capacity: usize,
-    /// A write at least this long is kept as it is; a shorter one is copied into the tail (a short
+    /// A write at least this long is kept as it is; a shorter one is copied into `gathered` (a short
     /// chunk would otherwise pin its whole read buffer).
     share_from: usize,
     total: u64,
@@ -33,7 +33,7 @@ pub struct RingRead {
 
 impl RawRing {
     pub fn new(capacity: usize, share_from: usize) -> Self {
-        Self { chunks: VecDeque::new(), tail: Vec::new(), len: 0, capacity, share_from, total: 0 }
+        Self { chunks: VecDeque::new(), gathered: Vec::new(), len: 0, capacity, share_from, total: 0 }
     }
 
     /// The cursor after the newest byte.
@@ -50,22 +50,22 @@ impl RawRing {
         self.total += data.len() as u64;
         let data = data.slice(data.len().saturating_sub(self.capacity)..);
         if data.len() >= self.share_from {
-            self.seal_tail();
+            self.seal_gathered();
             self.len += data.len();
             self.chunks.push_back(data);
         } else {
             self.len += data.len();
-            self.tail.extend_from_slice(&data);
-            if self.tail.len() >= self.share_from {
-                self.seal_tail();
+            self.gathered.extend_from_slice(&data);
+            if self.gathered.len() >= self.share_from {
+                self.seal_gathered();
             }
         }
         self.evict(self.len.saturating_sub(self.capacity));
     }
 
-    fn seal_tail(&mut self) {
-        if !self.tail.is_empty() {
-            self.chunks.push_back(Bytes::from(std::mem::take(&mut self.tail)));
+    fn seal_gathered(&mut self) {
+        if !self.gathered.is_empty() {
+            self.chunks.push_back(Bytes::from(std::mem::take(&mut self.gathered)));
         }
     }
 
@@ -74,7 +74,7 @@ impl RawRing {
         self.len -= count;
         while count > 0 {
             let Some(front) = self.chunks.front_mut() else {
-                self.tail.drain(..count);
+                self.gathered.drain(..count);
                 return;
             };
             if front.len() > count {
@@ -93,7 +93,7 @@ impl RawRing {
         let mut skip = (start - oldest) as usize;
         let mut want = limit.min(self.len - skip);
         let mut data = Vec::with_capacity(want);
-        for part in self.chunks.iter().map(|c| c.as_ref()).chain([self.tail.as_slice()]) {
+        for part in self.chunks.iter().map(|c| c.as_ref()).chain([self.gathered.as_slice()]) {
             if want == 0 {
                 break;
             }
@@ -156,8 +156,8 @@ mod tests {
     /// Any mix of write sizes (tiny, around the share threshold, beyond the capacity) reads back
     /// exactly as a plain byte ring of the same capacity would.
     #[test]
-    fn chunks_and_tail_read_as_a_plain_byte_ring() {
-        // Mostly chunks; and a ring so small that everything lives (and is evicted) in the tail.
+    fn chunks_and_gathered_writes_read_as_a_plain_byte_ring() {
+        // Mostly chunks; and a ring so small that everything lives (and is evicted) in `gathered`.
         for (capacity, share_from) in [(100usize, 10usize), (8, 100)] {
             model_check(capacity, share_from);
         }
