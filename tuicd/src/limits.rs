@@ -157,6 +157,10 @@ pub const RING_SHARE_FROM: usize = 32 * 1024;
 /// Log lines (rows scrolled off the screen, ANSI stripped) kept per session; the line cursor keeps
 /// counting past evictions.
 pub const SESSION_LOG_LINES: usize = 10_000;
+/// The screen model appends a run of plain lines to its log directly (`session/plain_lines.rs`)
+/// when the run holds at least this many rows (and two screens) before its last screen of rows,
+/// which vt100 parses; shorter runs are not worth the switch.
+pub const PLAIN_RUN_MIN_ROWS: usize = 64;
 /// One PTY read. 64 KiB drains a flooding child in few syscalls; it is the reference's figure.
 pub const PTY_READ_CHUNK: usize = 64 * 1024;
 /// A read cycle that has gathered this much waits up to [`PTY_COALESCE_WAIT`] for more before

@@ -53,6 +53,7 @@ mod budget;
 pub mod capture;
 mod error;
 mod owner;
+mod plain_lines;
 mod process;
 mod read;
 mod reader;

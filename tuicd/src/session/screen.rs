@@ -1,6 +1,7 @@
 //! The terminal model of one session: a vt100 screen (rows, cursor, alternate screen) plus the log,
 //! the rows that scrolled off the main screen as ANSI-stripped text lines with a monotonic line
-//! cursor. Alternate-screen rows (full-screen programs) never enter the log.
+//! cursor. Alternate-screen rows (full-screen programs) never enter the log. Long runs of plain
+//! lines reach the log without vt100 (`plain_lines.rs`), with the same outcome.
 
 use std::collections::VecDeque;
 use std::num::NonZeroU16;
@@ -8,8 +9,19 @@ use std::num::NonZeroU16;
 use proto::session::ParsedEvent;
 use vt100::capture::{BasicFormattedCaptureState, RowContents, basic_formatted_to_plain};
 
+use super::plain_lines::{self, Shadow};
+
 pub struct ScreenModel {
     parser: vt100::Parser<LogSink>,
+    /// Sees every byte vt100 does, for the plain-lines fast path.
+    shadow: Shadow,
+    /// Whether the last byte given was a line feed.
+    line_start: bool,
+    /// Off only for the differential tests' reference model.
+    fast_path: bool,
+    /// Runs logged by the fast path (the tests check it was taken).
+    #[cfg_attr(not(test), allow(dead_code))]
+    plain_runs: u64,
 }
 
 impl std::fmt::Debug for ScreenModel {
@@ -25,6 +37,18 @@ struct LogSink {
     total: u64,
     scratch: String,
     events: Vec<ParsedEvent>,
+    /// Rows still to drop as they scroll out: stand-ins for rows the fast path logged itself.
+    suppress: usize,
+}
+
+impl LogSink {
+    /// Appends a line without counting it.
+    fn keep(&mut self, line: &str) {
+        if self.lines.len() == self.capacity {
+            self.lines.pop_front();
+        }
+        self.lines.push_back(line.into());
+    }
 }
 
 impl vt100::Callbacks for LogSink {
@@ -32,13 +56,14 @@ impl vt100::Callbacks for LogSink {
         if alternate_screen {
             return;
         }
+        if self.suppress > 0 {
+            self.suppress -= 1;
+            return;
+        }
         self.scratch.clear();
         let _ = contents.write_formatted_basic(&mut self.scratch, &mut BasicFormattedCaptureState::new());
         let plain: String = basic_formatted_to_plain(&self.scratch).collect();
-        if self.lines.len() == self.capacity {
-            self.lines.pop_front();
-        }
-        self.lines.push_back(plain.trim_end().into());
+        self.keep(plain.trim_end());
         self.total += 1;
     }
 
@@ -66,16 +91,57 @@ impl ScreenModel {
             total: 0,
             scratch: String::new(),
             events: Vec::new(),
+            suppress: 0,
         };
         // Scrollback 0: rows leave the screen straight into the log through `on_scroll`.
-        Self { parser: vt100::Parser::new_with_callbacks(nz(rows), nz(cols), 0, sink) }
+        let parser = vt100::Parser::new_with_callbacks(nz(rows), nz(cols), 0, sink);
+        Self { parser, shadow: Shadow::new(nz(rows).get()), line_start: true, fast_path: true, plain_runs: 0 }
     }
 
     /// Feeds output; returns the terminal events it contained. Split UTF-8 and escape sequences
     /// are carried over to the next call by the parser.
     pub fn process(&mut self, bytes: &[u8]) -> Vec<ParsedEvent> {
         let was_alternate = self.parser.screen().alternate_screen();
-        self.parser.process(bytes);
+        let mut at = 0;
+        let mut settled = false;
+        while self.fast_path {
+            let (rows, cols) = self.size();
+            // A run ends at a line end, so `at` is a line start after the first one.
+            let Some((run, head_lines)) = plain_lines::next_run(bytes, at, at > 0 || self.line_start, rows, cols)
+            else {
+                break;
+            };
+            self.feed(&bytes[at..run.start]);
+            let head = &bytes[run.start..run.split];
+            let ground = self.at_plain_ground();
+            if !ground && !settled && self.can_settle() {
+                // On the main screen with no scroll region, a screen of plain lines and one more
+                // leave the cursor at the start of a fresh blank bottom row: look again there.
+                let mut line_ends = head.iter().enumerate().filter(|&(_, &b)| b == b'\n').map(|(i, _)| i + 1);
+                let past = line_ends.nth(usize::from(rows)).unwrap_or(head.len());
+                self.feed(&head[..past]);
+                (at, settled) = (run.start + past, true);
+                continue;
+            }
+            if !ground {
+                self.feed(head);
+            } else if self.shadow.verify_plain(head, head_lines) {
+                self.fast_forward(head);
+            } else {
+                // The shadow parser has read it already.
+                self.parser.process(head);
+            }
+            settled = false;
+            // At least a screen of rows: consumes every stand-in row `fast_forward` left.
+            self.feed(&bytes[run.split..run.end]);
+            debug_assert_eq!(self.parser.callbacks().suppress, 0);
+            self.parser.callbacks_mut().suppress = 0;
+            at = run.end;
+        }
+        self.feed(&bytes[at..]);
+        if let Some(&last) = bytes.last() {
+            self.line_start = last == b'\n';
+        }
         let mut events = std::mem::take(&mut self.parser.callbacks_mut().events);
         let alternate = self.parser.screen().alternate_screen();
         if alternate != was_alternate {
@@ -85,7 +151,60 @@ impl ScreenModel {
     }
 
     pub fn resize(&mut self, rows: u16, cols: u16) {
+        let changed = self.size() != (nz(rows).get(), nz(cols).get());
         self.parser.set_size(nz(rows), nz(cols));
+        self.shadow.resized(nz(rows).get(), changed);
+    }
+
+    fn feed(&mut self, bytes: &[u8]) {
+        self.shadow.advance(bytes);
+        self.parser.process(bytes);
+    }
+
+    /// Main screen scrolling as a whole: plain lines bring the cursor to the plain ground.
+    fn can_settle(&self) -> bool {
+        !self.parser.screen().alternate_screen() && self.shadow.main_region_full()
+    }
+
+    /// Main screen scrolling as a whole, cursor at the start of a blank bottom row: where a plain
+    /// line's rows are known without the terminal (see `plain_lines.rs`).
+    fn at_plain_ground(&self) -> bool {
+        let screen = self.parser.screen();
+        let (rows, cols) = self.size();
+        cols >= 2
+            && self.can_settle()
+            && screen.cursor_position() == (rows - 1, 0)
+            && (0..cols).all(|col| screen.cell(rows - 1, col).is_none_or(|cell| !cell.has_contents()))
+    }
+
+    /// Logs the verified plain lines `head` as vt100 would have, without parsing them.
+    fn fast_forward(&mut self, head: &[u8]) {
+        let (rows, cols) = self.size();
+        let above = usize::from(rows) - 1;
+        // The rows above the cursor scroll into the log through vt100's own capture, leaving a
+        // blank screen with the cursor where it was.
+        self.scroll_up(above);
+        let sink = self.parser.callbacks_mut();
+        let keep = sink.capacity;
+        let logged = plain_lines::log_rows(head, usize::from(cols), keep, |row| sink.keep(row));
+        sink.total += logged;
+        // vt100 counts the rows that ever scrolled off (a taller screen pulls that many back as
+        // blank rows), so the blank screen scrolls on for the run's other rows, which are not
+        // logged again; the tail's first `above` rows scrolled out are the blank rows standing
+        // for the run's last ones. `next_run` keeps `logged` above two screens of rows.
+        sink.suppress = logged as usize;
+        self.scroll_up(logged as usize - above);
+        self.plain_runs += 1;
+    }
+
+    /// Scrolls the screen up `count` rows (SU, at most a screen per sequence).
+    fn scroll_up(&mut self, mut count: usize) {
+        let screen = usize::from(self.size().0);
+        while count > 0 {
+            let step = count.min(screen);
+            self.parser.process(format!("\x1b[{step}S").as_bytes());
+            count -= step;
+        }
     }
 
     pub fn size(&self) -> (u16, u16) {
@@ -172,6 +291,142 @@ mod tests {
         let events = screen.process(b"\x1b[?1049lback");
         assert!(events.contains(&ParsedEvent::AlternateScreen { active: false }));
         assert_eq!(screen.screen_rows(), vec!["back"]);
+    }
+
+    /// A xorshift generator: the same streams on every run.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, bound: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % bound as u64) as usize
+        }
+    }
+
+    /// Output mixing long runs of plain lines with what must break or bar the fast path: escape
+    /// sequences (some spanning line ends, some left open), scroll regions, the alternate screen,
+    /// resets, split UTF-8, bare CR and LF, tabs.
+    fn mixed_output(rng: &mut Rng, cols: usize) -> Vec<u8> {
+        const OTHERS: [&[u8]; 24] = [
+            b"\x1b[31m",
+            b"\x1b[0m",
+            b"\x1b[1;44m",
+            b"\x1b[2J",
+            b"\x1b[K",
+            b"\x1b[r",
+            b"\x1b[2;3r",
+            b"\x1b[1;2r",
+            b"\x1b[?1049h",
+            b"\x1b[?1049l",
+            b"\x1b[?47h",
+            b"\x1b[?47l",
+            // A region set or cleared on the alternate screen is not the main screen's.
+            b"\x1b[?1049h\x1b[r\x1b[?1049l",
+            b"\x1b[?47h\x1b[1;2r\x1b[?47l",
+            b"\x1bc",
+            b"\x1b]0;title\x07",
+            b"\x1b]0;open ",
+            b"\x1b\\",
+            b"\x1b[1\r\n2m",
+            b"\x1bP1$q\x1b\\",
+            "é€".as_bytes(),
+            b"\xe2",
+            b"\n",
+            b"\r\t\x08",
+        ];
+        let mut out = Vec::new();
+        for _ in 0..40 {
+            if rng.below(3) == 0 {
+                out.extend_from_slice(OTHERS[rng.below(OTHERS.len())]);
+                if rng.below(2) == 0 {
+                    out.extend_from_slice(format!("\x1b[{};{}H", rng.below(9), rng.below(cols + 2)).as_bytes());
+                }
+            } else {
+                // Some blocks are blank lines: they leave the cursor's row blank even where a
+                // scroll region keeps the rows from scrolling.
+                let widest = if rng.below(4) == 0 { 0 } else { 3 * cols };
+                for _ in 0..rng.below(300) {
+                    for _ in 0..rng.below(widest + 1) {
+                        out.push(b" abcxyz0189~"[rng.below(12)]);
+                    }
+                    out.extend_from_slice(b"\r\n");
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_plain_lines_fast_path_ends_exactly_where_vt100_does() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut fast_runs = 0;
+        for case in 0..120 {
+            let (rows, cols) = (1 + rng.below(8) as u16, 1 + rng.below(20) as u16);
+            let capacity = [7, 50, 10_000][rng.below(3)];
+            let mut fast = ScreenModel::new(rows, cols, capacity);
+            let mut reference = ScreenModel::new(rows, cols, capacity);
+            reference.fast_path = false;
+            let output = mixed_output(&mut rng, usize::from(cols));
+            let mut at = 0;
+            while at < output.len() {
+                let end = (at + 1 + rng.below(6000)).min(output.len());
+                assert_eq!(fast.process(&output[at..end]), reference.process(&output[at..end]), "case {case}");
+                at = end;
+                if rng.below(8) == 0 {
+                    let (rows, cols) = if rng.below(2) == 0 {
+                        fast.size()
+                    } else {
+                        (1 + rng.below(8) as u16, 2 + rng.below(20) as u16)
+                    };
+                    fast.resize(rows, cols);
+                    reference.resize(rows, cols);
+                }
+                let context = format!("case {case} at byte {at}");
+                assert_eq!(fast.total_lines(), reference.total_lines(), "{context}");
+                assert_eq!(fast.log_from(0, capacity), reference.log_from(0, capacity), "{context}");
+                assert_eq!(fast.screen_rows(), reference.screen_rows(), "{context}");
+                assert_eq!(fast.cursor(), reference.cursor(), "{context}");
+                assert_eq!(fast.alternate_screen(), reference.alternate_screen(), "{context}");
+            }
+            fast_runs += fast.plain_runs;
+        }
+        assert!(fast_runs > 100, "the fast path was taken {fast_runs} times");
+    }
+
+    #[test]
+    fn a_run_over_a_written_bottom_row_is_left_to_vt100() {
+        // The cursor reaches the bottom row by a line feed, not a scroll: the row keeps its text
+        // and the first line only overwrites the start of it.
+        let mut output = b"\x1b[4;1Hlongtextxx\x1b[3;1Hx\r\n".to_vec();
+        for _ in 0..200 {
+            output.extend_from_slice(b"ab\r\n");
+        }
+        let mut fast = ScreenModel::new(4, 10, 1000);
+        let mut reference = ScreenModel::new(4, 10, 1000);
+        reference.fast_path = false;
+        fast.process(&output);
+        reference.process(&output);
+        assert_eq!(reference.log_from(0, 5).lines, ["", "", "x", "abngtextxx", "ab"]);
+        assert_eq!(fast.log_from(0, 1000), reference.log_from(0, 1000));
+        assert_eq!(fast.screen_rows(), reference.screen_rows());
+        assert_eq!(fast.plain_runs, 1, "the fast path takes over once a line has scrolled");
+    }
+
+    #[test]
+    fn a_flood_of_plain_lines_takes_the_fast_path() {
+        let mut screen = ScreenModel::new(24, 80, 100);
+        let mut flood = Vec::new();
+        for i in 0..5000 {
+            flood.extend_from_slice(format!("line {i:05} {}\r\n", "x".repeat(60)).as_bytes());
+        }
+        screen.process(&flood);
+        assert_eq!(screen.plain_runs, 1);
+        assert_eq!(screen.total_lines(), 5000 - 23);
+        assert_eq!(screen.log_tail(1).lines, [format!("line 04976 {}", "x".repeat(60))]);
+        assert_eq!(screen.screen_rows().last().unwrap(), &format!("line 04999 {}", "x".repeat(60)));
+        assert_eq!(screen.cursor(), (23, 0));
     }
 
     #[test]
