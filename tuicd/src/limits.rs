@@ -245,8 +245,10 @@ pub const SCREEN_MAX_BACKLOG: usize = 1024 * 1024;
 pub const WS_BATCH_BYTES: usize = 256 * 1024;
 /// While output keeps coming, the screen model parses for at most 1/this of wall time (see
 /// `session/budget.rs`); interactive output and bursts of up to [`SCREEN_PARSE_BURST`] of parsing
-/// (about 800 KB of text) are parsed at once. At 1/50, sustained output of up to ~1.6 MB/s is still
-/// parsed in full, and a flood still refreshes the screen several times a second, while the parser
-/// takes 2% of a core from the child and the kernel's tty work, which a flood keeps saturated.
+/// (160 KB of full 80-column lines, 1.4 MB when they are plain) are parsed at once. At 1/50,
+/// sustained output of full 80-column lines is parsed in full up to ~0.3 MB/s (~3 MB/s when they
+/// are plain lines, see `session/plain_lines.rs`), and a flood still refreshes the screen several
+/// times a second, while the parser takes 2% of a core from the child and the kernel's tty work,
+/// which a flood keeps saturated.
 pub const SCREEN_PARSE_SHARE: u32 = 50;
 pub const SCREEN_PARSE_BURST: Duration = Duration::from_millis(10);
