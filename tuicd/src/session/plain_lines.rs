@@ -1,8 +1,8 @@
 //! The screen model's fast path for plain lines.
 //!
-//! vt100 spends ~40 ns per byte (half of it capturing each scrolled row for the log), so a flood of
-//! plain text costs the screen model far more than it costs anyone else. Most of that work is for
-//! rows that only pass through the screen on their way to the log. When the output is a long run
+//! vt100 spends ~60 ns per byte of full lines (much of it capturing each scrolled row for the
+//! log), so a flood of plain text costs the screen model far more than it costs anyone else. Most
+//! of that work is for rows that only pass through the screen on their way to the log. When the output is a long run
 //! of plain lines (printable ASCII ending in CR LF) and the terminal is in the plain state (main
 //! screen, full-screen scroll region, cursor at the start of a blank bottom row), the outcome is
 //! known without the terminal: each line becomes `ceil(len / cols)` rows (at least one), and every
