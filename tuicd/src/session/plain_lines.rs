@@ -24,13 +24,14 @@
 
 use crate::limits::PLAIN_RUN_MIN_ROWS;
 
-/// A run of plain lines in a chunk: `[start, split)` is appended to the log directly and
-/// `[split, end)` (at least a screen of rows) goes through vt100.
+/// A run of plain lines in a chunk: `[start, split)` (the head, `head_lines` lines) is appended
+/// to the log directly and `[split, end)` (at least a screen of rows) goes through vt100.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct PlainRun {
     pub start: usize,
     pub split: usize,
     pub end: usize,
+    pub head_lines: usize,
 }
 
 /// A `vte` parser in step with vt100's, reporting what the fast path needs to know.
@@ -166,8 +167,8 @@ pub(super) fn rows_of(len: usize, cols: usize) -> usize {
 /// The first run of plain lines in `bytes[from..]` worth the fast path on a `rows` x `cols`
 /// screen: it starts at a line start (`from` counts as one when `line_start`), holds at least
 /// [`PLAIN_RUN_MIN_ROWS`] (and two screens) of rows before its last screen of rows, and ends with
-/// the last plain line of its stretch. Also returns the number of lines in `[start, split)`.
-pub(super) fn next_run(bytes: &[u8], from: usize, line_start: bool, rows: u16, cols: u16) -> Option<(PlainRun, usize)> {
+/// the last plain line of its stretch.
+pub(super) fn next_run(bytes: &[u8], from: usize, line_start: bool, rows: u16, cols: u16) -> Option<PlainRun> {
     let (rows, cols) = (usize::from(rows), usize::from(cols));
     let min_head = PLAIN_RUN_MIN_ROWS.max(2 * rows);
     let mut at = from;
@@ -199,9 +200,9 @@ pub(super) fn next_run(bytes: &[u8], from: usize, line_start: bool, rows: u16, c
         let head_rows: usize = lines[..split_line].iter().map(|&(_, r)| r).sum();
         if tail_rows >= rows && head_rows >= min_head {
             let split = lines[split_line - 1].0;
-            return Some((PlainRun { start, split, end }, split_line));
+            return Some(PlainRun { start, split, end, head_lines: split_line });
         }
-        // Too short; the line that ended the stretch is not plain, so skip it too.
+        // Too short: look on from the line that ended the stretch (not plain, so passed over).
         (at, starts_line) = (end, true);
     }
     None
@@ -254,14 +255,14 @@ mod tests {
         bytes.extend(lines(200, 10));
         bytes.extend_from_slice(b"\x1b[31mred\r\n");
         // Not at a line start: the first line is not part of the run.
-        let (run, head_lines) = next_run(&bytes, 0, false, 5, 20).unwrap();
+        let run = next_run(&bytes, 0, false, 5, 20).unwrap();
         assert_eq!(run.start, 14);
         assert_eq!(run.end, 14 + 200 * 12);
         // The tail is the last 5 lines (one row each on a 20-column screen).
         assert_eq!(run.split, run.end - 5 * 12);
-        assert_eq!(head_lines, 195);
+        assert_eq!(run.head_lines, 195);
         // From a line start, the partial line is plain too.
-        assert_eq!(next_run(&bytes, 0, true, 5, 20).unwrap().0.start, 0);
+        assert_eq!(next_run(&bytes, 0, true, 5, 20).unwrap().start, 0);
     }
 
     #[test]
@@ -270,9 +271,9 @@ mod tests {
         let mut bytes = lines(100, 10);
         bytes.extend_from_slice(b"tab\there\r\n");
         bytes.extend(lines(100, 10));
-        let (run, _) = next_run(&bytes, 0, true, 5, 20).unwrap();
+        let run = next_run(&bytes, 0, true, 5, 20).unwrap();
         assert_eq!((run.start, run.end), (0, 100 * 12));
-        let (run, _) = next_run(&bytes, run.end, true, 5, 20).unwrap();
+        let run = next_run(&bytes, run.end, true, 5, 20).unwrap();
         assert_eq!(run.start, 100 * 12 + 10);
         // A lone LF or a bare CR is not a plain line end.
         assert!(!is_plain_line(b"abc\n") && !is_plain_line(b"ab\rc\r\n") && is_plain_line(b"\r\n"));

@@ -107,8 +107,7 @@ impl ScreenModel {
         while self.fast_path {
             let (rows, cols) = self.size();
             // A run ends at a line end, so `at` is a line start after the first one.
-            let Some((run, head_lines)) = plain_lines::next_run(bytes, at, at > 0 || self.line_start, rows, cols)
-            else {
+            let Some(run) = plain_lines::next_run(bytes, at, at > 0 || self.line_start, rows, cols) else {
                 break;
             };
             self.feed(&bytes[at..run.start]);
@@ -125,7 +124,7 @@ impl ScreenModel {
             }
             if !ground {
                 self.feed(head);
-            } else if self.shadow.verify_plain(head, head_lines) {
+            } else if self.shadow.verify_plain(head, run.head_lines) {
                 self.fast_forward(head);
             } else {
                 // The shadow parser has read it already.
