@@ -150,9 +150,10 @@ pub const SESSION_WAIT_RUN_MAX_MS: u64 = 295_000;
 /// the reference's figure; it covers several screens of a busy build log. It grows lazily, so an
 /// idle session holds only what it has written.
 pub const SESSION_RING_BYTES: usize = 2 * 1024 * 1024;
-/// An output chunk at least this long stays in the ring in the buffer it was read into, shared with
-/// the broadcast (a flood is not copied into the ring; a kept buffer is at most twice its bytes);
-/// shorter ones are gathered into one buffer of the ring, sealed at this size.
+/// An output chunk at least this long stays in the ring as the reader made it (an allocation of its
+/// exact size, shared with the broadcast, so a flood is not copied again); shorter ones are
+/// gathered into one buffer of the ring, sealed at this size, so a trickle of echoes is not one
+/// allocation each.
 pub const RING_SHARE_FROM: usize = 32 * 1024;
 /// Log lines (rows scrolled off the screen, ANSI stripped) kept per session; the line cursor keeps
 /// counting past evictions.
@@ -161,17 +162,17 @@ pub const SESSION_LOG_LINES: usize = 10_000;
 /// when the run holds at least this many rows (and two screens) before its last screen of rows,
 /// which vt100 parses; shorter runs are not worth the switch.
 pub const PLAIN_RUN_MIN_ROWS: usize = 64;
-/// One PTY read. 64 KiB drains a flooding child in few syscalls; it is the reference's figure.
-pub const PTY_READ_CHUNK: usize = 64 * 1024;
+/// The most one read cycle gathers: the largest output chunk, hence the largest output frame. The
+/// kernel hands over at most 4 KiB per `read()`, so this is about how many consumers' wake-ups
+/// and frames a flood costs: against 64 KiB (the reference's figure) 128 KiB halves them and took
+/// ~12% off the daemon's CPU per flood; 256 KiB measured worse (docs/benchmarks.md).
+pub const PTY_READ_CHUNK: usize = 128 * 1024;
 /// A read cycle that has gathered this much waits up to [`PTY_COALESCE_WAIT`] for more before
 /// handing the chunk on (a flood then reaches the streams in [`PTY_READ_CHUNK`] frames; a lone
-/// echo, far smaller, goes out at once).
+/// echo, far smaller, goes out at once). Once a cycle has filled its buffer or got more by
+/// waiting, any amount waits, until a wait times out (see `session/reader.rs`).
 pub const PTY_COALESCE_FROM: usize = 8 * 1024;
 pub const PTY_COALESCE_WAIT: Duration = Duration::from_millis(1);
-/// A chunk of at least this many bytes goes to the broadcast in the buffer it was read into (no
-/// copy; the broadcast's slots may retain up to [`SESSION_BROADCAST_CAPACITY`] read buffers after a
-/// flood, as they retained the copies before); a smaller one is copied to its exact size.
-pub const PTY_HANDOVER_FROM: usize = 4 * 1024;
 /// Stack reserved for each session's PTY reader thread. Its frames are shallow (read, ring push,
 /// broadcast, capture, a log line); only touched pages count towards RSS, so an idle session's
 /// thread costs a few KiB of memory whatever this is.
@@ -179,8 +180,10 @@ pub const PTY_READER_STACK_BYTES: usize = 128 * 1024;
 /// Writes queued for the writer task; a caller waits when a child stops reading its input, but the
 /// reader (and every other session) never does.
 pub const PTY_INPUT_QUEUE: usize = 256;
-/// Output chunks the per-session broadcast holds for its slowest subscriber. A subscriber that falls
-/// further behind is resynced from the ring, so this bounds memory, not correctness.
+/// Output chunks the per-session broadcast holds for its slowest subscriber (at most 8 MiB of
+/// [`PTY_READ_CHUNK`] chunks, and only while a relaying subscriber lags: a chunk every subscriber
+/// has seen is dropped). A subscriber that falls further behind is resynced from the ring, so this
+/// bounds memory, not correctness.
 pub const SESSION_BROADCAST_CAPACITY: usize = 64;
 /// After the child exits, how long the reader may keep draining output that a grandchild still
 /// writes to the PTY before the session is closed anyway.

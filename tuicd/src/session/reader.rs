@@ -2,13 +2,21 @@
 //! draining a flooding child never waits for a busy tokio worker (the kernel's PTY buffer is small:
 //! a reader that is late by one scheduling round stalls the child). Each chunk goes to the ring, the
 //! broadcast and the attached output sinks (a plain-socket WebSocket client's frames are written
-//! here, see `sink.rs`) under one lock (`tasks::ingest`); a large chunk reaches the broadcast and the
-//! ring in the very buffer it was read into, so a flood is never copied in user space.
+//! here, see `sink.rs`) under one lock (`tasks::ingest`). The thread reads into one buffer that it
+//! keeps (hot in cache: the kernel copies a tty read out 64 bytes at a time) and copies each chunk
+//! once into an allocation of its exact size, which the ring, the broadcast and the sinks share.
+//! Reading straight into fresh buffers that the ring then kept skipped that copy but cost ~10%
+//! more of the thread's CPU per flood: the kernel's small copies all landed in cold memory.
 //!
 //! The descriptor is non-blocking (it shares its open file with the async writer), so the thread
 //! reads until `EAGAIN` and then parks in `poll()` on the PTY and an eventfd; a cycle that already
 //! holds [`PTY_COALESCE_FROM`] bytes (a flood) first polls up to [`PTY_COALESCE_WAIT`] for more, so
-//! consumers get one chunk of up to [`PTY_READ_CHUNK`] instead of many small ones. An idle session is a
+//! consumers get one chunk of up to [`PTY_READ_CHUNK`] instead of many small ones. While a flood
+//! lasts (a cycle filled its buffer, or waited and got more) every cycle waits so, whatever it
+//! holds: after a chunk is handed on, the next read often finds only the kernel's one 4 KiB
+//! buffer, and without this a flood went out as thousands of 4-12 KiB frames besides the full
+//! ones. The first wait that times out ends the flood state, so a keystroke echo never waits. An
+//! idle session is a
 //! thread parked in `poll()`: no CPU, and only the stack pages it has touched (see
 //! [`PTY_READER_STACK_BYTES`]). The eventfd wakes it for a pause change or a stop.
 
@@ -23,7 +31,7 @@ use rustix::io::Errno;
 use tokio::sync::oneshot;
 
 use super::owner::Session;
-use crate::limits::{PTY_COALESCE_FROM, PTY_COALESCE_WAIT, PTY_HANDOVER_FROM, PTY_READ_CHUNK, PTY_READER_STACK_BYTES};
+use crate::limits::{PTY_COALESCE_FROM, PTY_COALESCE_WAIT, PTY_READ_CHUNK, PTY_READER_STACK_BYTES};
 
 /// The session's handle on its reader thread.
 #[derive(Debug)]
@@ -66,6 +74,10 @@ pub(super) fn spawn(session: Arc<Session>, pty: OwnedFd) -> std::io::Result<ones
 fn read_until_end(session: &Session, pty: &OwnedFd) {
     let control = &session.reader;
     let mut buf: Vec<u8> = Vec::with_capacity(PTY_READ_CHUNK);
+    // Set while output keeps coming (a cycle filled the buffer or waited for more and got it):
+    // then any `EAGAIN` waits briefly for more, however little the cycle holds. Cleared by a wait
+    // that times out.
+    let mut flooding = false;
     loop {
         if control.stop.load(Ordering::SeqCst) {
             return;
@@ -87,7 +99,12 @@ fn read_until_end(session: &Session, pty: &OwnedFd) {
                     // Under a flood the kernel hands over a few KiB per read and the next few
                     // KiB are microseconds away: wait briefly for them rather than waking every
                     // consumer for a part of a chunk.
-                    Err(Errno::AGAIN) if buf.len() >= PTY_COALESCE_FROM && more_within(control, pty) => {}
+                    Err(Errno::AGAIN) if (flooding && !buf.is_empty()) || buf.len() >= PTY_COALESCE_FROM => {
+                        flooding = more_within(control, pty);
+                        if !flooding {
+                            break Ok(());
+                        }
+                    }
                     Err(Errno::AGAIN) => break Ok(()),
                     // EIO: every holder of the PTY's child side has closed it.
                     Err(Errno::IO) => break Err(None),
@@ -95,6 +112,7 @@ fn read_until_end(session: &Session, pty: &OwnedFd) {
                 }
             };
             let full = buf.len() == buf.capacity();
+            flooding |= full;
             if !buf.is_empty() {
                 super::tasks::ingest(session, take_chunk(&mut buf));
             }
@@ -125,17 +143,12 @@ fn read_until_end(session: &Session, pty: &OwnedFd) {
     }
 }
 
-/// The chunk read into `buf`, leaving `buf` empty with room for the next one. A large chunk hands
-/// its allocation over without a copy (the ring copies it once); a small one (a keystroke echo) is
-/// copied to its size, so the broadcast's retained slots never pin a whole read buffer for a byte.
+/// The chunk read into `buf`, copied to its exact size (so no holder of it pins a whole read buffer
+/// for a keystroke echo), leaving `buf` empty and kept for the next read.
 fn take_chunk(buf: &mut Vec<u8>) -> Bytes {
-    if buf.len() >= PTY_HANDOVER_FROM {
-        Bytes::from(std::mem::replace(buf, Vec::with_capacity(PTY_READ_CHUNK)))
-    } else {
-        let chunk = Bytes::copy_from_slice(buf);
-        buf.clear();
-        chunk
-    }
+    let chunk = Bytes::copy_from_slice(buf);
+    buf.clear();
+    chunk
 }
 
 /// Whether the PTY becomes readable within [`PTY_COALESCE_WAIT`] (and nothing asked the thread to
@@ -153,19 +166,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_large_chunk_keeps_its_buffer_and_a_small_one_is_copied() {
+    fn a_chunk_is_copied_to_its_size_and_the_read_buffer_kept() {
         let mut buf = Vec::with_capacity(PTY_READ_CHUNK);
-        buf.extend(std::iter::repeat_n(b'x', PTY_HANDOVER_FROM));
         let read_into = buf.as_ptr();
-        let chunk = take_chunk(&mut buf);
-        assert_eq!((chunk.as_ptr(), chunk.len()), (read_into, PTY_HANDOVER_FROM));
-        assert!(buf.is_empty() && buf.capacity() >= PTY_READ_CHUNK);
-
-        buf.extend_from_slice(b"echo");
-        let read_into = buf.as_ptr();
-        let chunk = take_chunk(&mut buf);
-        assert_eq!(&chunk[..], b"echo");
-        assert_ne!(chunk.as_ptr(), read_into);
-        assert!(buf.is_empty() && buf.as_ptr() == read_into, "the read buffer is kept for the next read");
+        for len in [PTY_READ_CHUNK, 4, 1] {
+            buf.extend((0..len).map(|i| i as u8));
+            let chunk = take_chunk(&mut buf);
+            assert_eq!(chunk.len(), len);
+            assert!(chunk.iter().enumerate().all(|(i, &b)| b == i as u8));
+            assert_ne!(chunk.as_ptr(), read_into);
+            assert!(buf.is_empty() && buf.as_ptr() == read_into, "the read buffer is kept for the next read");
+        }
     }
 }

@@ -5,8 +5,8 @@ use std::collections::VecDeque;
 
 use bytes::{Buf, Bytes};
 
-/// Retained output, oldest first: chunks kept in the buffers the reader read them into (shared with
-/// the broadcast, so a flood is not copied into the ring), then small writes gathered into one
+/// Retained output, oldest first: large chunks kept as the reader made them (shared with the
+/// broadcast, so a flood is not copied again into the ring), then small writes gathered into one
 /// buffer, so a trickle of one-byte echoes does not become one allocation per byte.
 #[derive(Debug)]
 pub struct RawRing {
