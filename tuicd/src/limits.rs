@@ -164,8 +164,9 @@ pub const SESSION_LOG_LINES: usize = 10_000;
 pub const PLAIN_RUN_MIN_ROWS: usize = 64;
 /// The most one read cycle gathers: the largest output chunk, hence the largest output frame. The
 /// kernel hands over at most 4 KiB per `read()`, so this is about how many consumers' wake-ups
-/// and frames a flood costs: against 64 KiB (the reference's figure) 128 KiB halves them and took
-/// ~12% off the daemon's CPU per flood; 256 KiB measured worse (docs/benchmarks.md).
+/// and frames a flood costs: against 64 KiB (the reference's figure) 128 KiB halves them and, in
+/// the binary-frame A/B, took ~12% off the daemon's CPU per flood; 256 KiB measured worse
+/// (docs/benchmarks.md).
 pub const PTY_READ_CHUNK: usize = 128 * 1024;
 /// A read cycle that has gathered this much waits up to [`PTY_COALESCE_WAIT`] for more before
 /// handing the chunk on (a flood then reaches the streams in [`PTY_READ_CHUNK`] frames; a lone

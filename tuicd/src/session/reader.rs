@@ -15,10 +15,10 @@
 //! lasts (a cycle filled its buffer, or waited and got more) every cycle waits so, whatever it
 //! holds: after a chunk is handed on, the next read often finds only the kernel's one 4 KiB
 //! buffer, and without this a flood went out as thousands of 4-12 KiB frames besides the full
-//! ones. The first wait that times out ends the flood state, so a keystroke echo never waits. An
-//! idle session is a
-//! thread parked in `poll()`: no CPU, and only the stack pages it has touched (see
-//! [`PTY_READER_STACK_BYTES`]). The eventfd wakes it for a pause change or a stop.
+//! ones. The first wait that times out ends the flood state, so a keystroke echo never waits.
+//!
+//! An idle session is a thread parked in `poll()`: no CPU, and only the stack pages it has touched
+//! (see [`PTY_READER_STACK_BYTES`]). The eventfd wakes it for a pause change or a stop.
 
 use std::os::fd::OwnedFd;
 use std::sync::Arc;
