@@ -1,7 +1,7 @@
 //! The stream's direct output path: on a plain socket (IPC, or TCP without TLS) the session's
 //! reader thread writes a client's output frames itself, as an [`OutputSink`], so a flood reaches
-//! the client with no hand-off to another thread and no copy of the bytes in user space (binary
-//! frames go out with one `sendmsg` of the frame header and the chunk the reader read).
+//! the client with no hand-off to another thread and no copy of the bytes beyond the reader's one
+//! (binary frames go out with one `sendmsg` of the frame header and the chunk the reader made).
 //!
 //! Two writers share the socket: the reader thread (output frames) and the client's task (through
 //! tungstenite: `parsed`, `lagged`, `exit`, `closed`, pongs, the close handshake, and output while

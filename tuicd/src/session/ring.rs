@@ -16,8 +16,8 @@ pub struct RawRing {
     /// Bytes retained: the chunks' and the gathered ones; at most `capacity`.
     len: usize,
     capacity: usize,
-    /// A write at least this long is kept as it is; a shorter one is copied into `gathered` (a short
-    /// chunk would otherwise pin its whole read buffer).
+    /// A write at least this long is kept as it is; a shorter one is copied into `gathered` (a
+    /// trickle of short chunks would otherwise be one allocation, and one deque slot, each).
     share_from: usize,
     total: u64,
 }
