@@ -8,8 +8,9 @@
 //!   runs, each tuicd run compared with the direct run just before it. On 2 cores a single run
 //!   swings between ~35 and ~90 MB/s with where the scheduler puts the producer, the reader and
 //!   the tty kworkers, so only the medians over many runs mean anything.
-//!   `TUIC_BENCH_RELAY=1` adds a minimal relay (see `flood_relay`) and `TUIC_BENCH_TUICD_B` a second
-//!   daemon build in the same alternation (A/B).
+//!   `TUIC_BENCH_RELAY=1` adds a minimal relay (see `flood_relay`), `TUIC_BENCH_DIRECT_SLICE=1` a
+//!   direct reader in tuicd's `read()` size, and `TUIC_BENCH_TUICD_B` a second daemon build in the
+//!   same alternation (A/B).
 //! - echo: keystroke echo round trip through the WebSocket to `cat` in a cooked PTY, 1000
 //!   iterations, p50/p99. Run under `taskset -c 0` for the pinned figure (children inherit it).
 //! - idle: daemon RSS per session with 500 idle shells; daemon CPU over 10 s with 100 idle shells.
@@ -30,6 +31,8 @@ use common::raw_ws::{self, RawWs};
 type Socket = tokio_tungstenite::WebSocketStream<tokio::net::UnixStream>;
 
 const FLOOD_RUNS: usize = 10;
+/// The baseline direct reader's `read()` size: a plain large buffer.
+const DIRECT_READ: usize = 64 * 1024;
 const ECHO_ITERATIONS: usize = 1000;
 const IDLE_SESSIONS: usize = 500;
 const IDLE_CPU_SESSIONS: usize = 100;
@@ -143,13 +146,13 @@ fn start_producer(file: &Path) -> (std::fs::File, std::process::Child, Instant) 
     (pty, child, start)
 }
 
-/// The direct baseline: a plain thread reading the PTY master in blocking `read()` calls, the
-/// most minimal reader there is. Returns the bytes, the time to the end of output (EOF) and the
-/// time to the last byte.
-fn flood_direct(file: &Path) -> (u64, Duration, Duration) {
+/// The direct baseline: a plain thread reading the PTY master in blocking `read()` calls of up to
+/// `read_size` bytes (64 KiB for the baseline, the most minimal reader there is). Returns the
+/// bytes, the time to the end of output (EOF) and the time to the last byte.
+fn flood_direct(file: &Path, read_size: usize) -> (u64, Duration, Duration) {
     use std::io::Read;
     let (mut pty, mut child, start) = start_producer(file);
-    let mut buf = vec![0u8; 64 * 1024];
+    let mut buf = vec![0u8; read_size];
     let (mut total, mut last_byte) = (0u64, start);
     loop {
         match pty.read(&mut buf) {
@@ -345,6 +348,7 @@ async fn flood() {
     // Per mode and daemon: each run's throughput and its ratio to the direct run just before it.
     let mut direct_runs = Vec::new();
     let mut relay_runs = Vec::new();
+    let mut sliced_runs: Vec<(f64, f64)> = Vec::new();
     // Per run: throughput to the exit frame, its ratio, and the ratio of the times to the last byte.
     let mut runs: Vec<(Mode, usize, Vec<(f64, f64, f64)>)> = Vec::new();
     // TUIC_BENCH_ROUNDS overrides the number of runs; TUIC_BENCH_FLOOD_MODES=json, binary or none
@@ -363,7 +367,7 @@ async fn flood() {
         let direct_file = file.clone();
         let own_ticks = cpu_ticks(std::process::id());
         let (bytes, direct, direct_last) =
-            tokio::task::spawn_blocking(move || flood_direct(&direct_file)).await.unwrap();
+            tokio::task::spawn_blocking(move || flood_direct(&direct_file, DIRECT_READ)).await.unwrap();
         direct_runs.push(mb_s(bytes, direct));
         println!(
             "flood run {run} (load {load}): file {size} B; direct {bytes} B in {:.3} s ({:.0} MB/s), reader CPU {:.2} s",
@@ -371,6 +375,16 @@ async fn flood() {
             mb_s(bytes, direct),
             (cpu_ticks(std::process::id()) - own_ticks) as f64 / 100.0
         );
+        if std::env::var_os("TUIC_BENCH_DIRECT_SLICE").is_some() {
+            // The direct reader reading as tuicd's reader does, at most PTY_READ_SLICE per read():
+            // how much of tuicd's figure is that way of reading the PTY.
+            let sliced_file = file.clone();
+            let slice = tuicd::limits::PTY_READ_SLICE;
+            let (got, took, _) = tokio::task::spawn_blocking(move || flood_direct(&sliced_file, slice)).await.unwrap();
+            let ratio = mb_s(got, took) / mb_s(bytes, direct);
+            sliced_runs.push((mb_s(got, took), ratio));
+            println!("flood run {run}: direct in {slice} B reads {:.0} MB/s, ratio {ratio:.3}", mb_s(got, took));
+        }
         if std::env::var_os("TUIC_BENCH_RELAY").is_some() {
             let relay_file = file.clone();
             let hop = std::env::var_os("TUIC_BENCH_RELAY_HOP").is_some();
@@ -409,6 +423,19 @@ async fn flood() {
         }
     }
     let direct_median = median(&direct_runs);
+    if !sliced_runs.is_empty() {
+        let speeds: Vec<f64> = sliced_runs.iter().map(|r| r.0).collect();
+        let ratios: Vec<f64> = sliced_runs.iter().map(|r| r.1).collect();
+        println!(
+            "flood direct in {} B reads over {} runs: median {:.0} MB/s, ratio {:.3}; per-run ratios median {:.3}, mean {:.3}",
+            tuicd::limits::PTY_READ_SLICE,
+            sliced_runs.len(),
+            median(&speeds),
+            median(&speeds) / direct_median,
+            median(&ratios),
+            mean(&ratios)
+        );
+    }
     if !relay_runs.is_empty() {
         println!(
             "flood minimal relay over {} runs: per-run ratios median {:.3}, mean {:.3}",

@@ -168,6 +168,12 @@ pub const PLAIN_RUN_MIN_ROWS: usize = 64;
 /// the binary-frame A/B, took ~12% off the daemon's CPU per flood; 256 KiB measured worse
 /// (docs/benchmarks.md).
 pub const PTY_READ_CHUNK: usize = 128 * 1024;
+/// The most one `read()` of the PTY asks for. The kernel's line discipline holds only 4 KiB and
+/// restarts its flush worker (which moves the child's output into those 4 KiB) only at the end of
+/// a read that drained it: a read of everything there is leaves the worker idle while the reader
+/// copies and the reader idle while the worker refills. A read of part of it restarts the worker
+/// at once, so the two copy at the same time (docs/benchmarks.md, eighth session).
+pub const PTY_READ_SLICE: usize = 2 * 1024;
 /// A read cycle that has gathered this much waits up to [`PTY_COALESCE_WAIT`] for more before
 /// handing the chunk on (a flood then reaches the streams in [`PTY_READ_CHUNK`] frames; a lone
 /// echo, far smaller, goes out at once). Once a cycle has filled its buffer or got more by
