@@ -195,6 +195,11 @@ impl Client {
                             self.catch_up(&mut sink).await?;
                         }
                     },
+                    () = flush_wanted(self.direct.as_deref()), if live.is_none() => {
+                        // The socket took part of a frame: send the rest as soon as it drains,
+                        // should the reader's next chunk not come first.
+                        sink.flush().await.map_err(|_| Gone)?;
+                    },
                     message = incoming.next() => match message {
                         Some(Ok(Message::Text(text))) => self.input(Bytes::from(text)).await,
                         Some(Ok(Message::Binary(data))) => self.input(data).await,
@@ -229,7 +234,11 @@ impl Client {
 
     /// Takes the output back from the reader thread, if it has it.
     fn take_back(&mut self) {
-        if let Some(position) = self.direct.as_ref().and_then(|d| d.take_back()) {
+        if let Some((position, handed)) = self.direct.as_ref().and_then(|d| d.take_back()) {
+            if handed {
+                // A resync the `handed_back` branch did not get to (the task was busy flushing).
+                self.app.sessions.counters().ws_lag_resyncs.fetch_add(1, Ordering::Relaxed);
+            }
             (self.next, self.held) = (position.next, position.held);
         }
     }
@@ -356,6 +365,13 @@ async fn recv_live(live: &mut Option<Events>) -> Result<Arc<SessionEvent>, RecvE
 async fn handed_back(direct: Option<&DirectSocket>) {
     match direct {
         Some(direct) => direct.handed_back().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn flush_wanted(direct: Option<&DirectSocket>) {
+    match direct {
+        Some(direct) => direct.flush_wanted().await,
         None => std::future::pending().await,
     }
 }

@@ -7,10 +7,12 @@
 //! tungstenite: `parsed`, `lagged`, `exit`, `closed`, pongs, the close handshake, and output while
 //! it relays). Both write only under [`DirectSocket`]'s lock and only whole frames: whatever part
 //! of a frame the socket does not take at once is kept as `pending` and goes out before any other
-//! byte, so frames never interleave. The reader never waits: when the socket would block (a client
-//! slower than the output) it hands the output back to the task at the next cursor and wakes it;
-//! the task then relays from the ring with the stream's usual lag handling, and re-arms the direct
-//! path once it has caught up.
+//! byte, so frames never interleave. The reader never waits. When the socket takes only part of a
+//! frame, the rest goes out before the next one: the reader sends it with its next chunk, or the
+//! task as soon as the socket drains, whichever comes first. When that rest is still not out by
+//! the next chunk (a client slower than the output), the reader hands the output back to the task
+//! at the next cursor and wakes it; the task then relays from the ring with the stream's usual lag
+//! handling, and re-arms the direct path once it has caught up.
 
 use std::io::IoSlice;
 use std::os::fd::OwnedFd;
@@ -49,6 +51,8 @@ pub struct DirectSocket {
     state: Mutex<SocketState>,
     /// Wakes the task once the reader has handed the output back to it.
     handed_back: Notify,
+    /// Wakes the task to send the rest of a frame the socket took only part of.
+    flush_wanted: Notify,
 }
 
 #[derive(Debug, Default)]
@@ -63,7 +67,13 @@ struct SocketState {
 
 impl DirectSocket {
     pub fn new(fd: OwnedFd, binary: bool) -> Self {
-        Self { fd, binary, state: Mutex::new(SocketState::default()), handed_back: Notify::new() }
+        Self {
+            fd,
+            binary,
+            state: Mutex::new(SocketState::default()),
+            handed_back: Notify::new(),
+            flush_wanted: Notify::new(),
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, SocketState> {
@@ -78,10 +88,11 @@ impl DirectSocket {
         state.live = Some(position);
     }
 
-    /// Takes the output back from the reader, wherever it is: the task writes it from now on.
-    pub fn take_back(&self) -> Option<Position> {
+    /// Takes the output back from the reader, wherever it is: the task writes it from now on. The
+    /// flag says the reader had already handed it back (the socket was full), unseen by the task.
+    pub fn take_back(&self) -> Option<(Position, bool)> {
         let mut state = self.lock();
-        state.live.take().or_else(|| state.handed.take())
+        state.live.take().map(|p| (p, false)).or_else(|| state.handed.take().map(|p| (p, true)))
     }
 
     /// The position the reader handed back, if it did (a wake-up may be stale).
@@ -94,9 +105,14 @@ impl DirectSocket {
         self.handed_back.notified().await;
     }
 
+    /// Resolves when the reader left part of a frame pending (it may have sent it since).
+    pub async fn flush_wanted(&self) {
+        self.flush_wanted.notified().await;
+    }
+
     /// Writes one output frame for `data` (starting at `at.next`), whole or with its rest left
-    /// pending. False when the socket would block or failed: the caller hands the output back.
-    fn write_frame(&self, pending: &mut Vec<u8>, at: &mut Position, data: &[u8]) -> bool {
+    /// pending.
+    fn write_frame(&self, pending: &mut Vec<u8>, at: &mut Position, data: &[u8]) -> Sent {
         let mut head = [0u8; MAX_FRAME_HEADER + BINARY_HEADER_BYTES];
         if self.binary {
             let len = frame_header(&mut head, Data::Binary, BINARY_HEADER_BYTES + data.len());
@@ -109,7 +125,7 @@ impl DirectSocket {
         at.next += data.len() as u64;
         let (frame, tail) = json_output_holding_back(vec![&held, data], cursor);
         at.held = tail;
-        let Some(frame) = frame else { return true };
+        let Some(frame) = frame else { return Sent::All };
         let head_len = frame_header(&mut head, Data::Text, frame.len());
         send_all(&self.fd, &[&head[..head_len], &frame], pending)
     }
@@ -124,14 +140,25 @@ impl OutputSink for DirectSocket {
         // handed to the task, which resyncs from the ring.
         let lined_up = start <= at.next && at.next <= end;
         let skip = at.next.saturating_sub(start) as usize;
-        let written = lined_up
-            && flush_pending(&self.fd, &mut state.pending)
-            && (skip == data.len() || self.write_frame(&mut state.pending, &mut at, &data[skip..]));
-        if written {
-            state.live = Some(at);
+        // The rest of the last frame must be out first: if the socket has not drained that far,
+        // this client is slower than the output.
+        let sent = if !lined_up || !flush_pending(&self.fd, &mut state.pending) {
+            Sent::Failed
+        } else if skip == data.len() {
+            Sent::All
         } else {
-            state.handed = Some(at);
-            self.handed_back.notify_one();
+            self.write_frame(&mut state.pending, &mut at, &data[skip..])
+        };
+        match sent {
+            Sent::All => state.live = Some(at),
+            Sent::Partly => {
+                state.live = Some(at);
+                self.flush_wanted.notify_one();
+            }
+            Sent::Failed => {
+                state.handed = Some(at);
+                self.handed_back.notify_one();
+            }
         }
     }
 }
@@ -148,19 +175,28 @@ fn frame_header(head: &mut [u8], data: Data, payload: usize) -> usize {
     room - out.len()
 }
 
+/// What a send that does not wait did.
+#[derive(Debug, PartialEq)]
+enum Sent {
+    All,
+    /// The socket was full before the end: the rest is pending.
+    Partly,
+    /// The socket failed: the rest is dropped (the task sees the failure on its own next read or
+    /// write).
+    Failed,
+}
+
 /// Sends what is pending without waiting; true once nothing is.
 fn flush_pending(fd: &OwnedFd, pending: &mut Vec<u8>) -> bool {
     if pending.is_empty() {
         return true;
     }
     let rest = std::mem::take(pending);
-    send_all(fd, &[&rest], pending)
+    send_all(fd, &[&rest], pending) == Sent::All
 }
 
-/// Sends `parts` without waiting; what the socket does not take goes to `pending`. True when all
-/// went out. On a failed socket the rest is dropped and false returned: the task sees the failure
-/// on its own next read or write.
-fn send_all(fd: &OwnedFd, parts: &[&[u8]], pending: &mut Vec<u8>) -> bool {
+/// Sends `parts` without waiting; what the socket does not take goes to `pending`.
+fn send_all(fd: &OwnedFd, parts: &[&[u8]], pending: &mut Vec<u8>) -> Sent {
     let mut sent = 0usize;
     let total: usize = parts.iter().map(|p| p.len()).sum();
     while sent < total {
@@ -184,12 +220,12 @@ fn send_all(fd: &OwnedFd, parts: &[&[u8]], pending: &mut Vec<u8>) -> bool {
                     skip -= from;
                     pending.extend_from_slice(&part[from..]);
                 }
-                return false;
+                return Sent::Partly;
             }
-            Err(_) => return false,
+            Err(_) => return Sent::Failed,
         }
     }
-    true
+    Sent::All
 }
 
 /// The task's side of the socket: tungstenite's stream. Reads pass through. With a
@@ -279,12 +315,17 @@ mod tests {
         direct.arm(Position { next: 0, held: Vec::new() });
         let chunk = Bytes::from(vec![7u8; 64 * 1024]);
         let mut offered = 0u64;
-        // Fill the socket until the reader hands the output back.
-        while direct.lock().handed.is_none() {
+        // Fill the socket until it takes only part of a frame: the reader keeps the output and
+        // asks the task to send the rest.
+        while direct.lock().pending.is_empty() {
             direct.offer(offered, &chunk);
             offered += chunk.len() as u64;
             assert!(offered < 64 << 20, "a socket nobody reads never filled");
         }
+        assert!(direct.lock().live.is_some() && direct.lock().handed.is_none());
+        assert!(ready_at_once(direct.flush_wanted()), "the task is asked to send the rest once the socket drains");
+        // The rest is still not out at the next chunk: that chunk and the output go back to the task.
+        direct.offer(offered, &chunk);
         let position = direct.handed().unwrap();
         assert_eq!(position.next, offered, "the frame cut short is complete once pending is sent");
         assert!(!direct.lock().pending.is_empty());
@@ -315,5 +356,54 @@ mod tests {
             at += 10 + len;
         }
         assert_eq!(cursor, offered);
+    }
+
+    #[test]
+    fn a_frame_cut_short_goes_out_whole_with_the_next_chunk_once_the_socket_drained() {
+        use std::io::Read;
+        let (near, mut far) = std::os::unix::net::UnixStream::pair().unwrap();
+        near.set_nonblocking(true).unwrap();
+        let direct = DirectSocket::new(OwnedFd::from(near), true);
+        direct.arm(Position { next: 0, held: Vec::new() });
+        let chunk = Bytes::from(vec![9u8; 64 * 1024]);
+        let mut offered = 0u64;
+        while direct.lock().pending.is_empty() {
+            direct.offer(offered, &chunk);
+            offered += chunk.len() as u64;
+            assert!(offered < 64 << 20, "a socket nobody reads never filled");
+        }
+        // The client reads everything the socket holds; the next chunk sends the rest, then itself.
+        let mut bytes = vec![0u8; 64 << 20];
+        let mut got = 0;
+        far.set_nonblocking(true).unwrap();
+        while let Ok(n @ 1..) = far.read(&mut bytes[got..]) {
+            got += n;
+        }
+        direct.offer(offered, &Bytes::from_static(b"tail"));
+        offered += 4;
+        assert!(direct.lock().pending.is_empty() && direct.lock().handed.is_none());
+        while let Ok(n @ 1..) = far.read(&mut bytes[got..]) {
+            got += n;
+        }
+        let (mut at, mut cursor) = (0usize, 0u64);
+        while at < got {
+            let (head, len) = match bytes[at + 1] {
+                126 => (4, usize::from(u16::from_be_bytes(bytes[at + 2..at + 4].try_into().unwrap()))),
+                127 => (10, u64::from_be_bytes(bytes[at + 2..at + 10].try_into().unwrap()) as usize),
+                short => (2, usize::from(short)),
+            };
+            let payload = &bytes[at + head..at + head + len];
+            assert_eq!(u64::from_be_bytes(payload[..8].try_into().unwrap()), cursor, "frames whole and in order");
+            cursor += (len - 8) as u64;
+            at += head + len;
+        }
+        assert_eq!((at, cursor), (got, offered));
+    }
+
+    /// Whether `future` is ready at its first poll.
+    fn ready_at_once(future: impl std::future::Future<Output = ()>) -> bool {
+        let mut future = std::pin::pin!(future);
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        future.as_mut().poll(&mut cx).is_ready()
     }
 }

@@ -168,8 +168,8 @@ async fn a_stalled_client_is_told_it_lagged_and_resynced_from_the_ring() {
 }
 
 /// The daemon's reader thread writes output frames straight to the client's socket; once the
-/// socket is full it hands the output (and the frame the socket cut short) back to the client's
-/// task, which relays from the ring. A client that stops reading and comes back while the ring
+/// socket has not taken the rest of a frame it cut short by the next chunk, the reader hands the
+/// output back to the client's task, which sends that rest and relays from the ring. A client that stops reading and comes back while the ring
 /// still has everything loses nothing, in both framings.
 #[tokio::test]
 async fn a_client_that_stops_reading_within_the_ring_gets_every_byte_once() {
