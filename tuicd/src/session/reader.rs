@@ -12,7 +12,7 @@
 //! buffer. The kernel restarts the worker that refills that buffer from the child's writes only at
 //! the end of a read that emptied it, so a reader that takes everything there is and a worker that
 //! refills it take turns, each idle while the other copies. A read that leaves part of it behind
-//! restarts the worker at once and the two copy at the same time: under a flood that is ~15-30%
+//! restarts the worker at once and the two copy at the same time: under a flood that is ~13-30%
 //! more throughput for a plain reader too (docs/benchmarks.md, eighth session).
 //!
 //! The descriptor is non-blocking (it shares its open file with the async writer), so the thread
