@@ -314,14 +314,8 @@ mod tests {
         let direct = DirectSocket::new(OwnedFd::from(near), true);
         direct.arm(Position { next: 0, held: Vec::new() });
         let chunk = Bytes::from(vec![7u8; 64 * 1024]);
-        let mut offered = 0u64;
-        // Fill the socket until it takes only part of a frame: the reader keeps the output and
-        // asks the task to send the rest.
-        while direct.lock().pending.is_empty() {
-            direct.offer(offered, &chunk);
-            offered += chunk.len() as u64;
-            assert!(offered < 64 << 20, "a socket nobody reads never filled");
-        }
+        // The reader keeps the output and asks the task to send the rest.
+        let offered = fill_until_cut_short(&direct, &chunk);
         assert!(direct.lock().live.is_some() && direct.lock().handed.is_none());
         assert!(ready_at_once(direct.flush_wanted()), "the task is asked to send the rest once the socket drains");
         // The rest is still not out at the next chunk: that chunk and the output go back to the task.
@@ -344,18 +338,10 @@ mod tests {
         }
         drop(direct);
         let bytes = reader.join().unwrap();
-        let mut at = 0usize;
-        let mut cursor = 0u64;
-        while at < bytes.len() {
-            assert_eq!(&bytes[at..at + 2], &[0x82, 127]);
-            let len = u64::from_be_bytes(bytes[at + 2..at + 10].try_into().unwrap()) as usize;
-            let payload = &bytes[at + 10..at + 10 + len];
-            assert_eq!(u64::from_be_bytes(payload[..8].try_into().unwrap()), cursor);
-            assert!(payload[8..].iter().all(|&b| b == 7));
-            cursor += (len - 8) as u64;
-            at += 10 + len;
-        }
-        assert_eq!(cursor, offered);
+        let frames = binary_frames(&bytes);
+        assert!(frames.iter().all(|(_, data)| data.iter().all(|&b| b == 7)));
+        let (last, data) = frames.last().unwrap();
+        assert_eq!(last + data.len() as u64, offered);
     }
 
     #[test]
@@ -365,13 +351,7 @@ mod tests {
         near.set_nonblocking(true).unwrap();
         let direct = DirectSocket::new(OwnedFd::from(near), true);
         direct.arm(Position { next: 0, held: Vec::new() });
-        let chunk = Bytes::from(vec![9u8; 64 * 1024]);
-        let mut offered = 0u64;
-        while direct.lock().pending.is_empty() {
-            direct.offer(offered, &chunk);
-            offered += chunk.len() as u64;
-            assert!(offered < 64 << 20, "a socket nobody reads never filled");
-        }
+        let mut offered = fill_until_cut_short(&direct, &Bytes::from(vec![9u8; 64 * 1024]));
         // The client reads everything the socket holds; the next chunk sends the rest, then itself.
         let mut bytes = vec![0u8; 64 << 20];
         let mut got = 0;
@@ -385,8 +365,28 @@ mod tests {
         while let Ok(n @ 1..) = far.read(&mut bytes[got..]) {
             got += n;
         }
-        let (mut at, mut cursor) = (0usize, 0u64);
-        while at < got {
+        let frames = binary_frames(&bytes[..got]);
+        assert_eq!(frames.last().unwrap(), &(offered - 4, &b"tail"[..]));
+    }
+
+    /// Offers `chunk` after `chunk` to the armed `direct`, whose peer reads nothing, until the
+    /// socket takes only part of a frame; returns the cursor after the last chunk offered.
+    fn fill_until_cut_short(direct: &DirectSocket, chunk: &Bytes) -> u64 {
+        let mut offered = 0u64;
+        while direct.lock().pending.is_empty() {
+            direct.offer(offered, chunk);
+            offered += chunk.len() as u64;
+            assert!(offered < 64 << 20, "a socket nobody reads never filled");
+        }
+        offered
+    }
+
+    /// The binary output frames in `bytes` as (cursor, data), checked whole, contiguous from 0
+    /// and ending exactly at the end of `bytes`.
+    fn binary_frames(bytes: &[u8]) -> Vec<(u64, &[u8])> {
+        let (mut frames, mut at, mut cursor) = (Vec::new(), 0usize, 0u64);
+        while at < bytes.len() {
+            assert_eq!(bytes[at], 0x82, "a final binary frame");
             let (head, len) = match bytes[at + 1] {
                 126 => (4, usize::from(u16::from_be_bytes(bytes[at + 2..at + 4].try_into().unwrap()))),
                 127 => (10, u64::from_be_bytes(bytes[at + 2..at + 10].try_into().unwrap()) as usize),
@@ -394,10 +394,12 @@ mod tests {
             };
             let payload = &bytes[at + head..at + head + len];
             assert_eq!(u64::from_be_bytes(payload[..8].try_into().unwrap()), cursor, "frames whole and in order");
+            frames.push((cursor, &payload[8..]));
             cursor += (len - 8) as u64;
             at += head + len;
         }
-        assert_eq!((at, cursor), (got, offered));
+        assert_eq!(at, bytes.len());
+        frames
     }
 
     /// Whether `future` is ready at its first poll.
