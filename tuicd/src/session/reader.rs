@@ -154,7 +154,7 @@ fn read_until_end(session: &Session, pty: &OwnedFd) {
 /// at most [`PTY_READ_SLICE`] at a time, and hands the gathered bytes on as a copy of their exact
 /// size (so no holder of a chunk pins a whole read buffer for a keystroke echo). The buffer is
 /// kept, hot in cache, for the next cycle; its memory is zeroed (and so touched) only as far as
-/// reads have reached, so an idle session's costs a few KiB.
+/// reads have reached, so an idle session's buffer costs a few KiB.
 #[derive(Debug)]
 struct ReadBuffer {
     /// Initialised as far as any read has reached; capacity [`PTY_READ_CHUNK`].
