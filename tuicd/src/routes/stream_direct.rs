@@ -142,20 +142,21 @@ impl OutputSink for DirectSocket {
         let skip = at.next.saturating_sub(start) as usize;
         // The rest of the last frame must be out first: if the socket has not drained that far,
         // this client is slower than the output.
-        let sent = if !lined_up || !flush_pending(&self.fd, &mut state.pending) {
-            Sent::Failed
+        let behind = !lined_up || !flush_pending(&self.fd, &mut state.pending);
+        let sent = if behind {
+            None
         } else if skip == data.len() {
-            Sent::All
+            Some(Sent::All)
         } else {
-            self.write_frame(&mut state.pending, &mut at, &data[skip..])
+            Some(self.write_frame(&mut state.pending, &mut at, &data[skip..]))
         };
         match sent {
-            Sent::All => state.live = Some(at),
-            Sent::Partly => {
+            Some(Sent::All) => state.live = Some(at),
+            Some(Sent::Partly) => {
                 state.live = Some(at);
                 self.flush_wanted.notify_one();
             }
-            Sent::Failed => {
+            None | Some(Sent::Failed) => {
                 state.handed = Some(at);
                 self.handed_back.notify_one();
             }
