@@ -24,8 +24,8 @@ use hyper_tungstenite::tungstenite::{Message, Utf8Bytes};
 use hyper_util::rt::TokioIo;
 use proto::session::StreamFrame;
 use serde::Deserialize;
-use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+use tokio::sync::{Notify, broadcast};
 
 use crate::http::body::query;
 use crate::http::{ApiError, ApiResult, Caller, Request};
@@ -185,7 +185,7 @@ impl Client {
                         Ok(SessionEvent::Output { .. }) | Err(RecvError::Lagged(_)) => {}
                         Err(RecvError::Closed) => return Err(Gone),
                     },
-                    () = handed_back(self.direct.as_deref()), if live.is_none() => {
+                    () = notified(self.direct.as_deref(), DirectSocket::handed_back), if live.is_none() => {
                         // The socket was full: relay from where the reader stopped until caught up.
                         if let Some(position) = self.direct.as_ref().and_then(|d| d.handed()) {
                             self.app.sessions.counters().ws_lag_resyncs.fetch_add(1, Ordering::Relaxed);
@@ -195,7 +195,7 @@ impl Client {
                             self.catch_up(&mut sink).await?;
                         }
                     },
-                    () = flush_wanted(self.direct.as_deref()), if live.is_none() => {
+                    () = notified(self.direct.as_deref(), DirectSocket::flush_wanted), if live.is_none() => {
                         // The socket took part of a frame: send the rest as soon as it drains,
                         // should the reader's next chunk not come first.
                         sink.flush().await.map_err(|_| Gone)?;
@@ -362,16 +362,10 @@ async fn recv_live(live: &mut Option<Events>) -> Result<Arc<SessionEvent>, RecvE
     }
 }
 
-async fn handed_back(direct: Option<&DirectSocket>) {
+/// One of the direct socket's wake-ups (`which`); never without a direct socket.
+async fn notified(direct: Option<&DirectSocket>, which: fn(&DirectSocket) -> &Notify) {
     match direct {
-        Some(direct) => direct.handed_back().await,
-        None => std::future::pending().await,
-    }
-}
-
-async fn flush_wanted(direct: Option<&DirectSocket>) {
-    match direct {
-        Some(direct) => direct.flush_wanted().await,
+        Some(direct) => which(direct).notified().await,
         None => std::future::pending().await,
     }
 }

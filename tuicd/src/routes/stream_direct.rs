@@ -89,7 +89,8 @@ impl DirectSocket {
     }
 
     /// Takes the output back from the reader, wherever it is: the task writes it from now on. The
-    /// flag says the reader had already handed it back (the socket was full), unseen by the task.
+    /// flag says the reader had already handed it back (the socket had not taken the rest of a
+    /// frame by the next chunk), unseen by the task.
     pub fn take_back(&self) -> Option<(Position, bool)> {
         let mut state = self.lock();
         state.live.take().map(|p| (p, false)).or_else(|| state.handed.take().map(|p| (p, true)))
@@ -100,14 +101,14 @@ impl DirectSocket {
         self.lock().handed.take()
     }
 
-    /// Resolves when the reader may have handed the output back.
-    pub async fn handed_back(&self) {
-        self.handed_back.notified().await;
+    /// Notified when the reader may have handed the output back.
+    pub fn handed_back(&self) -> &Notify {
+        &self.handed_back
     }
 
-    /// Resolves when the reader left part of a frame pending (it may have sent it since).
-    pub async fn flush_wanted(&self) {
-        self.flush_wanted.notified().await;
+    /// Notified when the reader left part of a frame pending (it may have sent it since).
+    pub fn flush_wanted(&self) -> &Notify {
+        &self.flush_wanted
     }
 
     /// Writes one output frame for `data` (starting at `at.next`), whole or with its rest left
@@ -318,7 +319,10 @@ mod tests {
         // The reader keeps the output and asks the task to send the rest.
         let offered = fill_until_cut_short(&direct, &chunk);
         assert!(direct.lock().live.is_some() && direct.lock().handed.is_none());
-        assert!(ready_at_once(direct.flush_wanted()), "the task is asked to send the rest once the socket drains");
+        assert!(
+            ready_at_once(direct.flush_wanted().notified()),
+            "the task is asked to send the rest once the socket drains"
+        );
         // The rest is still not out at the next chunk: that chunk and the output go back to the task.
         direct.offer(offered, &chunk);
         let position = direct.handed().unwrap();
