@@ -7,11 +7,10 @@
 //! On a plain socket (IPC, TCP without TLS) the session's reader thread writes the client's output
 //! frames itself (`stream_direct.rs`) and this task sends the other frames, from the session's
 //! `notices`. Over TLS, and whenever the client's socket has not taken the rest of one frame by the
-//! time the next is ready, this task relays the output from
-//! the session broadcast at the client's own pace. A client whose socket stalls falls behind the
-//! broadcast's bounded window, is told with a `lagged` frame only if the ring no longer has what it
-//! missed, and is resynced from the ring: memory stays bounded and the PTY and the other clients
-//! never wait for it.
+//! time the next is ready, this task relays the output from the session broadcast at the client's
+//! own pace. A client whose socket stalls falls behind the broadcast's bounded window, is told with
+//! a `lagged` frame only if the ring no longer has what it missed, and is resynced from the ring:
+//! memory stays bounded and the PTY and the other clients never wait for it.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
