@@ -13,7 +13,7 @@
 //! args: Claude Code the flag that lets our MCP server push channel messages into its turn, Codex
 //! the approval-bypass default, unless the caller already chose.
 
-use super::adapters::{Adapter, PromptDelivery};
+use super::adapters::{Adapter, PromptDelivery, by_binary};
 use crate::limits::PTY_DESCRIPTION_MAX_CHARS;
 
 const PROMPT_PLACEHOLDER: &str = "{prompt}";
@@ -88,9 +88,16 @@ pub const CODEX_BYPASS_FLAG: &str = "--dangerously-bypass-approvals-and-sandbox"
 const CODEX_APPROVAL_FLAGS: &[&str] =
     &[CODEX_BYPASS_FLAG, "--yolo", "--full-auto", "-a", "--ask-for-approval", "-s", "--sandbox"];
 
-/// Flags a direct spawn puts before the caller's `args`, and a warning when one that belongs there
-/// could not be added. `channel_server` is the name the agent's MCP config gives tuicd's server.
-pub fn default_flags(adapter: Option<&Adapter>, args: &[String], channel_server: Option<&str>) -> DefaultFlags {
+/// Flags a direct spawn of `program` puts before the caller's `args`, and a warning when one that
+/// belongs there could not be added. `channel_server` is the name the agent's MCP config gives
+/// tuicd's server. Every Claude Code agent gets the channels flag; the Codex bypass goes only to a
+/// direct Codex command (the program is `codex` itself), never to a wrapper given codex's type.
+pub fn default_flags(
+    adapter: Option<&Adapter>,
+    program: &str,
+    args: &[String],
+    channel_server: Option<&str>,
+) -> DefaultFlags {
     let given = |flags: &[&str]| {
         args.iter().any(|arg| {
             flags.iter().any(|flag| arg == flag || arg.strip_prefix(flag).is_some_and(|r| r.starts_with('=')))
@@ -110,7 +117,7 @@ pub fn default_flags(adapter: Option<&Adapter>, args: &[String], channel_server:
                 )),
             },
         },
-        Some("codex") if !given(CODEX_APPROVAL_FLAGS) => {
+        Some("codex") if by_binary(program).is_some_and(|a| a.id == "codex") && !given(CODEX_APPROVAL_FLAGS) => {
             DefaultFlags { flags: vec![CODEX_BYPASS_FLAG.into()], warning: None }
         }
         _ => DefaultFlags::default(),
@@ -181,21 +188,27 @@ mod tests {
 
     #[test]
     fn claude_gets_the_channels_flag_naming_our_server_unless_the_caller_chose() {
-        let added = default_flags(by_id("claude"), &args(&["--verbose"]), Some("tuic"));
+        let added = default_flags(by_id("claude"), "claude", &args(&["--verbose"]), Some("tuic"));
         assert_eq!(added, DefaultFlags { flags: args(&[CLAUDE_CHANNELS_FLAG, "server:tuic"]), warning: None });
         let chosen = args(&[CLAUDE_CHANNELS_FLAG, "server:other"]);
-        assert_eq!(default_flags(by_id("claude"), &chosen, Some("tuic")), DefaultFlags::default());
-        let unknown = default_flags(by_id("claude"), &[], None);
+        assert_eq!(
+            default_flags(by_id("claude"), "/opt/claude-wrapper", &chosen, Some("tuic")),
+            DefaultFlags::default()
+        );
+        let unknown = default_flags(by_id("claude"), "claude", &[], None);
         assert!(unknown.flags.is_empty() && unknown.warning.unwrap().contains(CLAUDE_CHANNELS_FLAG));
     }
 
     #[test]
-    fn codex_gets_the_approval_bypass_default_unless_the_caller_chose() {
-        assert_eq!(default_flags(by_id("codex"), &[], None).flags, args(&[CODEX_BYPASS_FLAG]));
+    fn a_direct_codex_command_gets_the_approval_bypass_default_unless_the_caller_chose() {
+        assert_eq!(default_flags(by_id("codex"), "/usr/bin/codex", &[], None).flags, args(&[CODEX_BYPASS_FLAG]));
         for chosen in [&["--ask-for-approval", "on-request"][..], &["--sandbox=read-only"], &["--full-auto"]] {
-            assert_eq!(default_flags(by_id("codex"), &args(chosen), None), DefaultFlags::default(), "{chosen:?}");
+            let flags = default_flags(by_id("codex"), "codex", &args(chosen), None);
+            assert_eq!(flags, DefaultFlags::default(), "{chosen:?}");
         }
-        assert_eq!(default_flags(by_id("aider"), &[], Some("tuic")), DefaultFlags::default());
+        let wrapper = default_flags(by_id("codex"), "/bin/sh", &args(&["-c", "codex"]), None);
+        assert_eq!(wrapper, DefaultFlags::default(), "a wrapper's argv is not ours to change");
+        assert_eq!(default_flags(by_id("aider"), "aider", &[], Some("tuic")), DefaultFlags::default());
     }
 
     #[test]

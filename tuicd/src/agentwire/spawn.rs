@@ -102,7 +102,7 @@ pub async fn spawn(app: &App, p: SpawnRequest, spawner: Spawner) -> Result<Spawn
         Some(parent) => format!("{}\n\n{}", p.prompt, child_prompt_instruction(parent)),
         None => p.prompt.clone(),
     };
-    let defaults = default_flags(adapter, &p).await;
+    let defaults = default_flags(adapter, &program, &p).await;
     let args: Vec<String> = defaults.flags.iter().chain(&p.args).cloned().collect();
     let plan = launch::plan(adapter, &args, &prompt, p.model.as_deref(), ArgvSource::Caller);
     let description = match &p.pty_description {
@@ -176,7 +176,7 @@ pub async fn spawn(app: &App, p: SpawnRequest, spawner: Spawner) -> Result<Spawn
 }
 
 /// The agent's default flags; for Claude Code this reads its MCP config (on the blocking pool).
-async fn default_flags(adapter: Option<&'static Adapter>, p: &SpawnRequest) -> launch::DefaultFlags {
+async fn default_flags(adapter: Option<&'static Adapter>, program: &str, p: &SpawnRequest) -> launch::DefaultFlags {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let cwd = p.cwd.clone().map(PathBuf::from).or_else(|| home.clone());
     let channel_server = match (adapter.map(|a| a.id), cwd) {
@@ -187,7 +187,7 @@ async fn default_flags(adapter: Option<&'static Adapter>, p: &SpawnRequest) -> l
         }
         _ => None,
     };
-    launch::default_flags(adapter, &p.args, channel_server.as_deref())
+    launch::default_flags(adapter, program, &p.args, channel_server.as_deref())
 }
 
 fn launch_warning(model_ignored: bool, flags: Option<String>) -> Option<String> {

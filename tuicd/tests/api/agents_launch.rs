@@ -88,14 +88,24 @@ async fn a_spawned_claude_code_may_take_channel_pushes_from_the_server_its_confi
 }
 
 #[tokio::test]
-async fn a_spawned_codex_gets_the_approval_bypass_default_unless_the_caller_chose() {
+async fn a_direct_codex_command_gets_the_approval_bypass_default_unless_the_caller_chose() {
     let dir = tempfile::tempdir().unwrap();
     let argv_file = dir.path().join("argv");
+    // A direct Codex command: the program is named codex.
+    let codex = dir.path().join("bin/codex");
+    std::fs::create_dir_all(codex.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(fake_agent(), &codex).unwrap();
     let daemon = recording_daemon(dir.path(), &argv_file).await;
     // Codex is prefill-only: its prompt goes in through the PTY, so the argv is the flags alone.
-    let (_, argv) = spawn_argv(&daemon, &argv_file, json!({"agent_type": "codex", "cwd": dir.path()})).await;
+    let direct = json!({"binary_path": codex, "cwd": dir.path()});
+    let (spawned, argv) = spawn_argv(&daemon, &argv_file, direct).await;
+    assert_eq!(spawned["agent_type"], json!("codex"), "the executable selects the agent");
     assert_eq!(argv, strings(&["--dangerously-bypass-approvals-and-sandbox"]));
-    let chosen = json!({"agent_type": "codex", "cwd": dir.path(), "args": ["--ask-for-approval", "on-request"]});
+    let chosen = json!({"binary_path": codex, "cwd": dir.path(), "args": ["--ask-for-approval", "on-request"]});
     let (_, argv) = spawn_argv(&daemon, &argv_file, chosen).await;
     assert_eq!(argv, strings(&["--ask-for-approval", "on-request"]));
+    // The fake agent given codex's type is a wrapper, not a direct Codex command: untouched.
+    let wrapper = json!({"agent_type": "codex", "cwd": dir.path()});
+    let (_, argv) = spawn_argv(&daemon, &argv_file, wrapper).await;
+    assert_eq!(argv, Vec::<String>::new());
 }
