@@ -196,7 +196,7 @@ async fn dispatch(tool: &ToolDef, ctx: CallContext, mut args: Map<String, Value>
     (action.call)(ctx, args).await
 }
 
-/// Splits `action` off the arguments and checks it against the tool's constant.
+/// Splits `action` off the arguments and checks it against the tool's declared actions.
 pub fn take_action(tool: &str, actions: &[&str], args: &mut Map<String, Value>) -> Result<String, ToolError> {
     let valid = || actions.join(", ");
     match args.remove("action") {

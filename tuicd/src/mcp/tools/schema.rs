@@ -1,9 +1,11 @@
 //! Deriving a tool's `inputSchema` from its typed per-action parameter structs.
 //!
 //! Each action has its own `#[derive(JsonSchema, Deserialize)]` struct; the tool's schema is the
-//! flat union of their properties plus an `action` enum taken from the tool's declared actions. Flat on purpose: several clients (Anthropic's API among them) refuse `oneOf`/`anyOf`
-//! at the top of an `inputSchema`, which an internally tagged enum would produce. Each property's
-//! description ends with the actions that accept it, so the schema still says which go together.
+//! flat union of their properties plus an `action` enum taken from the tool's declared actions.
+//! Flat on purpose: several clients (Anthropic's API among them) refuse `oneOf`/`anyOf` at the top
+//! of an `inputSchema`, which an internally tagged enum would produce. Each property's description
+//! ends with the actions that accept it, or gives each action's own text where they document it
+//! differently, so the schema still says which go together.
 
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema};
