@@ -14,6 +14,7 @@ mod harness;
 mod mcp;
 mod mcp_client;
 mod mcp_session_tool;
+mod mcp_tools_list;
 mod monitor;
 mod peers;
 mod peers_delivery;
