@@ -8,8 +8,12 @@
 //!   it as the final positional argument.
 //!
 //! A structured `model` is appended with the adapter's model flag before the prompt.
+//!
+//! A direct spawn also gets each agent's default flags ([`default_flags`]) before the caller's
+//! args: Claude Code the flag that lets our MCP server push channel messages into its turn, Codex
+//! the approval-bypass default, unless the caller already chose.
 
-use super::adapters::{Adapter, PromptDelivery};
+use super::adapters::{Adapter, PromptDelivery, by_binary};
 use crate::limits::PTY_DESCRIPTION_MAX_CHARS;
 
 const PROMPT_PLACEHOLDER: &str = "{prompt}";
@@ -74,6 +78,59 @@ pub fn plan(
     LaunchPlan { args: planned, deferred_prompt: None, model_ignored }
 }
 
+/// Claude Code's flag naming MCP servers allowed to push `notifications/claude/channel`.
+pub const CLAUDE_CHANNELS_FLAG: &str = "--dangerously-load-development-channels";
+
+/// Codex's approval-bypass default for a direct spawn (the seed's "approval-bypass default").
+pub const CODEX_BYPASS_FLAG: &str = "--dangerously-bypass-approvals-and-sandbox";
+
+/// Codex flags by which a caller has already chosen its approvals or sandbox.
+const CODEX_APPROVAL_FLAGS: &[&str] =
+    &[CODEX_BYPASS_FLAG, "--yolo", "--full-auto", "-a", "--ask-for-approval", "-s", "--sandbox"];
+
+/// Flags a direct spawn of `program` puts before the caller's `args`, and a warning when one that
+/// belongs there could not be added. `channel_server` is the name the agent's MCP config gives
+/// tuicd's server. Every Claude Code agent gets the channels flag; the Codex bypass goes only to a
+/// direct Codex command (the program is `codex` itself), never to a wrapper given codex's type.
+pub fn default_flags(
+    adapter: Option<&Adapter>,
+    program: &str,
+    args: &[String],
+    channel_server: Option<&str>,
+) -> DefaultFlags {
+    let given = |flags: &[&str]| {
+        args.iter().any(|arg| {
+            flags.iter().any(|flag| arg == flag || arg.strip_prefix(flag).is_some_and(|r| r.starts_with('=')))
+        })
+    };
+    match adapter.map(|a| a.id) {
+        Some("claude") if !given(&[CLAUDE_CHANNELS_FLAG]) => match channel_server {
+            Some(name) => {
+                DefaultFlags { flags: vec![CLAUDE_CHANNELS_FLAG.into(), format!("server:{name}")], warning: None }
+            }
+            None => DefaultFlags {
+                flags: Vec::new(),
+                warning: Some(format!(
+                    "{CLAUDE_CHANNELS_FLAG} was not passed: no MCP server running tuic-bridge was found in the agent's \
+                     .mcp.json or ~/.claude.json, so messages reach it by terminal or inbox only; pass \
+                     {CLAUDE_CHANNELS_FLAG} server:<name> in args to enable channel delivery"
+                )),
+            },
+        },
+        Some("codex") if by_binary(program).is_some_and(|a| a.id == "codex") && !given(CODEX_APPROVAL_FLAGS) => {
+            DefaultFlags { flags: vec![CODEX_BYPASS_FLAG.into()], warning: None }
+        }
+        _ => DefaultFlags::default(),
+    }
+}
+
+/// What [`default_flags`] adds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DefaultFlags {
+    pub flags: Vec<String>,
+    pub warning: Option<String>,
+}
+
 /// The description a new session shows: an explicit one wins, `Clear` keeps none, and an
 /// absent one is the prompt with its whitespace collapsed, cut to [`PTY_DESCRIPTION_MAX_CHARS`].
 pub fn pty_description(param: DescriptionParam<'_>, prompt: &str) -> Option<String> {
@@ -127,6 +184,31 @@ mod tests {
         let plan = plan(by_id("goose"), &[], "go", Some("gpt-5"), ArgvSource::Caller);
         assert!(plan.model_ignored);
         assert_eq!(plan.args, args(&["go"]));
+    }
+
+    #[test]
+    fn claude_gets_the_channels_flag_naming_our_server_unless_the_caller_chose() {
+        let added = default_flags(by_id("claude"), "claude", &args(&["--verbose"]), Some("tuic"));
+        assert_eq!(added, DefaultFlags { flags: args(&[CLAUDE_CHANNELS_FLAG, "server:tuic"]), warning: None });
+        let chosen = args(&[CLAUDE_CHANNELS_FLAG, "server:other"]);
+        assert_eq!(
+            default_flags(by_id("claude"), "/opt/claude-wrapper", &chosen, Some("tuic")),
+            DefaultFlags::default()
+        );
+        let unknown = default_flags(by_id("claude"), "claude", &[], None);
+        assert!(unknown.flags.is_empty() && unknown.warning.unwrap().contains(CLAUDE_CHANNELS_FLAG));
+    }
+
+    #[test]
+    fn a_direct_codex_command_gets_the_approval_bypass_default_unless_the_caller_chose() {
+        assert_eq!(default_flags(by_id("codex"), "/usr/bin/codex", &[], None).flags, args(&[CODEX_BYPASS_FLAG]));
+        for chosen in [&["--ask-for-approval", "on-request"][..], &["--sandbox=read-only"], &["--full-auto"]] {
+            let flags = default_flags(by_id("codex"), "codex", &args(chosen), None);
+            assert_eq!(flags, DefaultFlags::default(), "{chosen:?}");
+        }
+        let wrapper = default_flags(by_id("codex"), "/bin/sh", &args(&["-c", "codex"]), None);
+        assert_eq!(wrapper, DefaultFlags::default(), "a wrapper's argv is not ours to change");
+        assert_eq!(default_flags(by_id("aider"), "aider", &[], Some("tuic")), DefaultFlags::default());
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! Agents in sessions: the [`crate::agent`] engine wired into every PTY session, and the MCP
-//! surface built on it (`session action=submit`, the `agent`, `task` and `progress` tools).
+//! Agents in sessions: the [`crate::agent`] engine wired into every PTY session, and the domain
+//! services the MCP tools call (submit, spawn, task handles, the progress journal).
 //!
 //! # Wiring (one [`AgentLink`] per session, a field of `Session`)
 //! - The screen follower calls [`AgentLink::on_output`] under the screen lock with each batch it
@@ -22,16 +22,14 @@
 //! Lock order: the session's screen lock, then the tracker lock, then `last_edge`; nothing takes
 //! them the other way.
 
-pub mod agent_tool;
+pub mod channels;
 pub mod journal;
 pub mod probe;
 pub mod progress;
 pub mod spawn;
 pub mod state;
 pub mod submit;
-pub mod task_tool;
 pub mod tasks;
-pub mod tools;
 pub mod wait;
 
 pub use state::AgentsState;
@@ -371,6 +369,3 @@ async fn ticker(link: AgentLink) {
         }
     }
 }
-
-#[cfg(test)]
-mod tests;

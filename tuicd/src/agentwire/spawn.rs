@@ -3,20 +3,18 @@
 //! inject the prompt once the agent is confirmed idle at its ready prompt, reporting a prompt that
 //! did not go in within [`DEFERRED_PROMPT_WATCHDOG`].
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Deserializer};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::json;
 
 use super::state::{AgentCounters, SpawnInfo};
 use super::submit::{SubmitError, submit};
 use crate::agent::adapters::{self, Adapter};
 use crate::agent::launch::{self, ArgvSource, DescriptionParam};
 use crate::limits::{DEFERRED_PROMPT_WATCHDOG, TASK_POLL_INTERVAL_MS};
-use crate::mcp::tools::session::session_error;
-use crate::mcp::tools::{CallContext, ToolError, run_blocking};
 use crate::messaging::{ChildState, SpawnLink, TransportId, child_prompt_instruction};
 use crate::session::Session;
 use crate::state::App;
@@ -24,74 +22,89 @@ use crate::state::App;
 /// `/events` kind: a deferred prompt did not go in within the watchdog.
 pub const PROMPT_UNDELIVERED: &str = "agent-prompt-undelivered";
 
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Spawn {
-    /// The task for the agent; always delivered (argv `{prompt}`, final positional argument, or
-    /// typed into a prefill-only TUI once its ready prompt shows).
+/// What to start.
+#[derive(Debug, Default)]
+pub struct SpawnRequest {
+    /// Non-empty: the caller checks it.
     pub prompt: String,
-    /// The agent: claude, codex, gemini, aider, opencode, ... (see action=detect). Selects the
-    /// binary (unless binary_path is given) and how the screen is read.
     pub agent_type: Option<String>,
-    /// An explicit executable (absolute path or a name in PATH).
     pub binary_path: Option<String>,
-    /// Arguments; an argument containing {prompt} receives the prompt there and nowhere else.
-    #[serde(default)]
     pub args: Vec<String>,
-    /// A model, passed with the agent's model flag.
     pub model: Option<String>,
-    /// Working directory (default: the daemon's home directory).
     pub cwd: Option<String>,
-    /// The agent's name (default: <agent_type>-<alias>); also the session's display name.
+    /// Non-blank when given: the caller checks it.
     pub name: Option<String>,
-    /// The PTY's short task description: omitted derives it from the prompt (160 chars), a
-    /// string sets it, null or "" keeps the PTY descriptionless.
-    #[serde(default, deserialize_with = "present")]
+    /// Omitted (`None`): derived from the prompt; `Some(None)` or blank: none.
     pub pty_description: Option<Option<String>>,
-    /// false: this agent's progress calls answer progress_tracking_disabled.
     pub progress_tracking: Option<bool>,
-    /// Terminal rows (1..=500, default 24).
-    #[schemars(range(min = 1, max = 500))]
     pub rows: Option<u16>,
-    /// Terminal columns (1..=500, default 80).
-    #[schemars(range(min = 1, max = 500))]
     pub cols: Option<u16>,
 }
 
-fn present<'de, D: Deserializer<'de>>(de: D) -> Result<Option<Option<String>>, D::Error> {
-    Option::<String>::deserialize(de).map(Some)
+/// Who asks: the MCP transport (a registered one becomes the child's parent) and the identity
+/// that will own the task handle.
+#[derive(Debug, Default)]
+pub struct Spawner {
+    pub transport: Option<TransportId>,
+    pub owner: Option<String>,
 }
 
-/// The identity a task is owned by: the caller's tuic_session, else its MCP session.
-pub fn caller_identity(ctx: &CallContext) -> Option<String> {
-    ctx.tuic_session.clone().or_else(|| ctx.mcp_session.clone())
+/// A started agent. Optional values are omitted, never null.
+#[derive(Debug, Serialize)]
+pub struct Spawned {
+    pub session_id: String,
+    pub task_id: String,
+    pub poll_interval_ms: u64,
+    pub name: String,
+    pub tuic_session: String,
+    pub alias: String,
+    /// argv or deferred.
+    pub prompt_delivery: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_type: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pty_description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_session_id: Option<uuid::Uuid>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub communication_warning: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launch_warning: Option<String>,
 }
 
-fn resolve_agent(p: &Spawn) -> Result<(String, Option<&'static Adapter>), ToolError> {
+/// Why nothing was started.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct SpawnError(pub String);
+
+fn resolve_agent(p: &SpawnRequest) -> Result<(String, Option<&'static Adapter>), SpawnError> {
     let by_type = match p.agent_type.as_deref() {
         Some(t) => Some(adapters::by_id(t).ok_or_else(|| {
             let known: Vec<&str> = adapters::ADAPTERS.iter().map(|a| a.id).collect();
-            ToolError::new(format!("agent action=spawn: unknown agent_type '{t}'; known: {}", known.join(", ")))
+            SpawnError(format!("unknown agent_type '{t}'; known: {}", known.join(", ")))
         })?),
         None => None,
     };
     match (&p.binary_path, by_type) {
         (Some(path), adapter) => Ok((path.clone(), adapter.or_else(|| adapters::by_binary(path)))),
         (None, Some(adapter)) => Ok((adapter.binaries[0].to_owned(), Some(adapter))),
-        (None, None) => Err(ToolError::new("agent action=spawn: give agent_type, binary_path, or both")),
+        (None, None) => Err(SpawnError("give agent_type, binary_path, or both".into())),
     }
 }
 
-pub async fn spawn(ctx: &CallContext, p: Spawn) -> Result<Value, ToolError> {
-    let app = ctx.app.clone();
+/// Starts the agent in a new session, registers its task handle and peer identity, and watches
+/// it: the exit settles the task; a deferred prompt is typed in once the agent is ready.
+pub async fn spawn(app: &App, p: SpawnRequest, spawner: Spawner) -> Result<Spawned, SpawnError> {
     let (program, adapter) = resolve_agent(&p)?;
     // A registered caller becomes the child's parent: the prompt names it and how to report.
-    let transport = ctx.mcp_session.as_deref().map(TransportId::new);
+    let transport = spawner.transport;
     let prompt = match transport.as_ref().and_then(|t| app.peers.messaging.identity_of(t)) {
         Some(parent) => format!("{}\n\n{}", p.prompt, child_prompt_instruction(parent)),
         None => p.prompt.clone(),
     };
-    let plan = launch::plan(adapter, &p.args, &prompt, p.model.as_deref(), ArgvSource::Caller);
+    let defaults = default_flags(adapter, &program, &p).await;
+    let args: Vec<String> = defaults.flags.iter().chain(&p.args).cloned().collect();
+    let plan = launch::plan(adapter, &args, &prompt, p.model.as_deref(), ArgvSource::Caller);
     let description = match &p.pty_description {
         None => DescriptionParam::Absent,
         Some(None) => DescriptionParam::Clear,
@@ -111,23 +124,20 @@ pub async fn spawn(ctx: &CallContext, p: Spawn) -> Result<Value, ToolError> {
     };
     let max = app.config.get().max_sessions;
     let creating = app.clone();
-    let created = run_blocking("agent action=spawn", move || {
-        creating
-            .sessions
-            .create(&request, max)
-            .map_err(|e| ToolError::new(format!("agent action=spawn: {}", session_error(e).message())))
-    })
-    .await;
+    let created =
+        tokio::task::spawn_blocking(move || creating.sessions.create(&request, max).map_err(|e| e.to_string()))
+            .await
+            .unwrap_or_else(|e| Err(format!("the session could not be created: {e}")));
     let session = match created {
         Ok(session) => session,
-        Err(e) => {
+        Err(message) => {
             AgentCounters::bump(&app.agents.counters.spawn_failures);
-            return Err(e);
+            return Err(SpawnError(message));
         }
     };
     AgentCounters::bump(&app.agents.counters.spawned);
     let name = p.name.clone().unwrap_or_else(|| format!("{}-{}", adapter.map_or("agent", |a| a.id), session.alias));
-    let task = app.agents.tasks.create(&session.id, caller_identity(ctx));
+    let task = app.agents.tasks.create(&session.id, spawner.owner);
     let delivery = if plan.deferred_prompt.is_some() { "deferred" } else { "argv" };
     let info = SpawnInfo {
         name: name.clone(),
@@ -143,37 +153,47 @@ pub async fn spawn(ctx: &CallContext, p: Spawn) -> Result<Value, ToolError> {
         Err(_) => SpawnLink { parent_session_id: None, warning: None },
     };
     if let Some(description) = pty_description.clone() {
-        app.mcp.set_pty_description(&app, &session.id, Some(description));
+        app.mcp.set_pty_description(app, &session.id, Some(description));
     }
     tokio::spawn(watch_exit(app.clone(), session.clone()));
     if let Some(prompt) = plan.deferred_prompt {
         tokio::spawn(deliver_deferred(app.clone(), session.clone(), prompt, task.task_id.clone()));
     }
-    let mut answer = json!({
-        "session_id": session.id,
-        "task_id": task.task_id,
-        "poll_interval_ms": TASK_POLL_INTERVAL_MS,
-        "name": name,
-        "tuic_session": session.tuic_session,
-        "alias": session.alias,
-        "prompt_delivery": delivery,
-    });
-    if let Some(adapter) = adapter {
-        answer["agent_type"] = json!(adapter.id);
-    }
-    if let Some(description) = pty_description {
-        answer["pty_description"] = json!(description);
-    }
-    if let Some(parent) = link.parent_session_id {
-        answer["parent_session_id"] = json!(parent);
-    }
-    if let Some(warning) = link.warning {
-        answer["communication_warning"] = json!(warning);
-    }
-    if plan.model_ignored {
-        answer["launch_warning"] = json!("model was not passed: tuicd knows no model flag for this agent");
-    }
-    Ok(answer)
+    Ok(Spawned {
+        session_id: session.id.clone(),
+        task_id: task.task_id,
+        poll_interval_ms: TASK_POLL_INTERVAL_MS,
+        name,
+        tuic_session: session.tuic_session.clone(),
+        alias: session.alias.clone(),
+        prompt_delivery: delivery,
+        agent_type: adapter.map(|a| a.id),
+        pty_description,
+        parent_session_id: link.parent_session_id,
+        communication_warning: link.warning,
+        launch_warning: launch_warning(plan.model_ignored, defaults.warning),
+    })
+}
+
+/// The agent's default flags; for Claude Code this reads its MCP config (on the blocking pool).
+async fn default_flags(adapter: Option<&'static Adapter>, program: &str, p: &SpawnRequest) -> launch::DefaultFlags {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let cwd = p.cwd.clone().map(PathBuf::from).or_else(|| home.clone());
+    let channel_server = match (adapter.map(|a| a.id), cwd) {
+        (Some("claude"), Some(cwd)) => {
+            tokio::task::spawn_blocking(move || super::channels::claude_server_name(&cwd, home.as_deref()))
+                .await
+                .unwrap_or(None)
+        }
+        _ => None,
+    };
+    launch::default_flags(adapter, program, &p.args, channel_server.as_deref())
+}
+
+fn launch_warning(model_ignored: bool, flags: Option<String>) -> Option<String> {
+    let model = model_ignored.then(|| "model was not passed: tuicd knows no model flag for this agent".to_owned());
+    let warnings: Vec<String> = model.into_iter().chain(flags).collect();
+    (!warnings.is_empty()).then(|| warnings.join("; "))
 }
 
 /// Drives the session's tasks to their outcome when it exits, whether or not anyone listens.

@@ -47,8 +47,7 @@ pub async fn handle(app: &App, meta: RequestMeta, id: &Value, method: &str, para
             let identity = meta.tuic_session.clone().or(bound).or_else(|| meta.session_id.clone());
             let params = model::params_object(params);
             let loopback = meta.caller.require_loopback(method).is_ok();
-            crate::agentwire::task_tool::handle_method(app, identity.as_deref(), loopback, method, &params)
-                .map(Reply::Value)
+            super::tools::task::handle_method(app, identity.as_deref(), loopback, method, &params).map(Reply::Value)
         }
         // The 2026-07-28 discovery probe: this legacy endpoint answers method-not-found so that
         // modern clients fall back to initialize.

@@ -1,5 +1,5 @@
 //! Peer messaging wired into the daemon: the IO-free [`crate::messaging`] core fed with real PTYs,
-//! MCP transports and agent lifecycles, and the MCP `agent` actions built on it.
+//! MCP transports and agent lifecycles; the MCP `agent` tool's messaging actions call it.
 //!
 //! # Wiring
 //! - Identity: `initialize` with `x-tuic-session` binds the protocol session to that identity
@@ -21,7 +21,6 @@
 //! Lock order: messaging's lock, then leaf locks (registry, tracker, MCP sessions); the
 //! `terminals` map here is never held while calling messaging.
 
-pub mod actions;
 mod driver;
 pub mod view;
 

@@ -4,6 +4,7 @@
 
 mod agents;
 mod agents_fixtures;
+mod agents_launch;
 mod agents_progress;
 mod agents_spawn;
 mod agents_stream;
@@ -13,6 +14,7 @@ mod harness;
 mod mcp;
 mod mcp_client;
 mod mcp_session_tool;
+mod mcp_tools_list;
 mod monitor;
 mod peers;
 mod peers_delivery;

@@ -1,17 +1,23 @@
 //! The native tool framework: what every tool module provides, listing, and dispatch.
 //!
-//! A tool is a module with typed parameters per action (the `inputSchema` is derived from them,
-//! see [`schema`]), an `*_ACTIONS` constant, a description documenting every action, and one
-//! `call` entry point. Tool failures are results with `isError: true` and `{"error": ...}` in
+//! A tool is a module with a [`ToolDef`]: its name, a description of what it is for, and one
+//! [`action::ActionDef`] per action (name, typed parameters, handler, flags). The `inputSchema`
+//! ([`schema`]), the `action` enum and dispatch all come from those declarations. Tool failures are results with `isError: true` and `{"error": ...}` in
 //! their text; unknown or disabled tools are JSON-RPC `-32602` protocol errors.
 
+pub mod action;
+pub mod agent;
+pub mod progress;
+pub mod repo;
 pub mod schema;
 pub mod session;
+pub mod task;
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 
+use action::ActionDef;
 use futures_util::FutureExt;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
@@ -32,31 +38,43 @@ pub enum Answer {
     Escaped(String),
 }
 
-/// A tool's `call` body that answers with values, as a [`ToolFuture`].
-pub fn boxed(work: impl Future<Output = Result<Value, ToolError>> + Send + 'static) -> ToolFuture {
-    Box::pin(work.map(|answer| answer.map(Answer::Value)))
-}
-
-/// One native tool. Static data plus two function pointers, so the registry is a plain slice.
+/// One native tool: static data, so the registry is a plain slice.
 #[derive(Debug)]
 pub struct ToolDef {
     pub name: &'static str,
-    /// The tool's `*_ACTIONS` constant (empty for a tool without actions).
-    pub actions: &'static [&'static str],
+    /// What the tool is for and what its schema cannot say; never a list of its parameters.
     pub description: &'static str,
-    pub input_schema: fn() -> Value,
-    pub call: fn(CallContext, Map<String, Value>) -> ToolFuture,
+    /// false for a tool that is a single action called without an `action` parameter.
+    pub takes_action: bool,
+    pub actions: &'static [ActionDef],
+}
+
+impl ToolDef {
+    /// The `inputSchema`, derived from the actions' typed parameters.
+    pub fn input_schema(&self) -> Value {
+        schema::merge(self)
+    }
+
+    pub fn action_names(&self) -> Vec<&'static str> {
+        self.actions.iter().map(|a| a.name).collect()
+    }
+
+    /// The declaration `args` selects: its `action` when the tool takes one, else its only action.
+    fn select(&self, args: &mut Map<String, Value>) -> Result<&'static ActionDef, ToolError> {
+        if !self.takes_action {
+            return self.actions.first().ok_or_else(|| ToolError::new(format!("{} declares no action", self.name)));
+        }
+        let action = take_action(self.name, &self.action_names(), args)?;
+        self.actions
+            .iter()
+            .find(|a| a.name == action)
+            .ok_or_else(|| ToolError::new(format!("Unknown action '{action}' for tool {}", self.name)))
+    }
 }
 
 /// Every native tool, in `tools/list` order.
 pub fn registry() -> &'static [&'static ToolDef] {
-    static REGISTRY: &[&ToolDef] = &[
-        &session::TOOL,
-        &crate::agentwire::agent_tool::TOOL,
-        &crate::agentwire::task_tool::TOOL,
-        &crate::agentwire::progress::TOOL,
-        &crate::agentwire::progress::REPO_TOOL,
-    ];
+    static REGISTRY: &[&ToolDef] = &[&session::TOOL, &agent::TOOL, &task::TOOL, &progress::TOOL, &repo::TOOL];
     REGISTRY
 }
 
@@ -72,6 +90,11 @@ pub struct CallContext {
 }
 
 impl CallContext {
+    /// The identity a task is owned by: the caller's tuic_session, else its MCP session.
+    pub fn owner(&self) -> Option<String> {
+        self.tuic_session.clone().or_else(|| self.mcp_session.clone())
+    }
+
     /// Refuses an action to remote callers, as a tool error that names the action.
     pub fn require_loopback(&self, tool: &str, action: &str) -> Result<(), ToolError> {
         self.caller.require_loopback(&format!("{tool} action={action}")).map_err(|e| ToolError::new(e.to_string()))
@@ -105,7 +128,7 @@ pub fn enabled<'a>(registry: &'a [&'static ToolDef], config: &AppConfig) -> Vec<
         .iter()
         .copied()
         .filter(|t| !config.disabled_native_tools.iter().any(|d| d == t.name))
-        .filter(|t| config.progress_tracking || t.name != crate::agentwire::progress::NAME)
+        .filter(|t| config.progress_tracking || t.name != progress::NAME)
         .collect()
 }
 
@@ -118,7 +141,7 @@ pub fn enabled_names(config: &AppConfig) -> Vec<&'static str> {
 pub fn list(registry: &[&'static ToolDef], config: &AppConfig) -> Value {
     let tools: Vec<Value> = enabled(registry, config)
         .iter()
-        .map(|t| json!({"name": t.name, "description": t.description, "inputSchema": (t.input_schema)()}))
+        .map(|t| json!({"name": t.name, "description": t.description, "inputSchema": t.input_schema()}))
         .collect();
     json!({ "tools": tools })
 }
@@ -136,7 +159,7 @@ pub async fn call(
         let valid: Vec<&str> = enabled(registry, &config).iter().map(|t| t.name).collect();
         return Err(RpcError::invalid_params(format!("Unknown tool: {name}. Valid tools: {}", valid.join(", "))));
     };
-    if name == crate::agentwire::progress::NAME && !config.progress_tracking {
+    if name == progress::NAME && !config.progress_tracking {
         return Err(RpcError::invalid_params(
             "Tool 'progress' is disabled by configuration (progress_tracking is false)",
         ));
@@ -151,7 +174,7 @@ pub async fn call(
         Some(Value::Object(map)) => map,
         Some(_) => return Err(RpcError::invalid_params("tools/call: \"arguments\" must be an object")),
     };
-    let outcome = AssertUnwindSafe((tool.call)(ctx, args)).catch_unwind().await;
+    let outcome = AssertUnwindSafe(dispatch(tool, ctx, args)).catch_unwind().await;
     Ok(match outcome {
         Ok(Ok(Answer::Value(value))) => ToolText::json(&value, false),
         Ok(Ok(Answer::Escaped(text))) => ToolText::escaped(text, false),
@@ -164,7 +187,16 @@ pub async fn call(
     })
 }
 
-/// Splits `action` off the arguments and checks it against the tool's constant.
+/// Runs the action `args` names, refusing a loopback-only one to remote callers first.
+async fn dispatch(tool: &ToolDef, ctx: CallContext, mut args: Map<String, Value>) -> Result<Answer, ToolError> {
+    let action = tool.select(&mut args)?;
+    if action.loopback_only {
+        ctx.require_loopback(tool.name, action.name)?;
+    }
+    (action.call)(ctx, args).await
+}
+
+/// Splits `action` off the arguments and checks it against the tool's declared actions.
 pub fn take_action(tool: &str, actions: &[&str], args: &mut Map<String, Value>) -> Result<String, ToolError> {
     let valid = || actions.join(", ");
     match args.remove("action") {
@@ -219,5 +251,7 @@ pub fn to_value<T: serde::Serialize>(value: &T) -> Result<Value, ToolError> {
     serde_json::to_value(value).map_err(|e| ToolError::new(format!("could not encode the result: {e}")))
 }
 
+#[cfg(test)]
+mod registry_tests;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -1,57 +1,86 @@
 //! Deriving a tool's `inputSchema` from its typed per-action parameter structs.
 //!
 //! Each action has its own `#[derive(JsonSchema, Deserialize)]` struct; the tool's schema is the
-//! flat union of their properties plus an `action` enum taken from the tool's `*_ACTIONS`
-//! constant. Flat on purpose: several clients (Anthropic's API among them) refuse `oneOf`/`anyOf`
-//! at the top of an `inputSchema`, which an internally tagged enum would produce. Each property's
-//! description ends with the actions that accept it, so the schema still says which go together.
+//! flat union of their properties plus an `action` enum taken from the tool's declared actions.
+//! Flat on purpose: several clients (Anthropic's API among them) refuse `oneOf`/`anyOf` at the top
+//! of an `inputSchema`, which an internally tagged enum would produce. Each property's description
+//! ends with the actions that accept it, or gives each action's own text where they document it
+//! differently, so the schema still says which go together.
 
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema};
 use serde_json::{Map, Value, json};
 
-/// One action's parameter schema, as derived from its struct.
-#[derive(Debug)]
-pub struct ActionSchema {
-    pub action: &'static str,
-    pub schema: Schema,
-}
+use super::ToolDef;
 
 /// Derives the schema of one action's parameters (subschemas inlined, no `$defs`).
-pub fn action<T: JsonSchema>(action: &'static str) -> ActionSchema {
+pub fn derive<T: JsonSchema>() -> Schema {
     let generator = SchemaSettings::draft2020_12().with(|s| s.inline_subschemas = true).into_generator();
-    ActionSchema { action, schema: generator.into_root_schema_for::<T>() }
+    generator.into_root_schema_for::<T>()
 }
 
-/// The flat tool schema: `action` (required, one of `actions`) plus every action's properties.
-pub fn merge(actions: &[&str], per_action: &[ActionSchema]) -> Value {
+/// The tool's `inputSchema`. With actions: `action` (required, one of them) plus every action's
+/// properties. A tool without an `action` parameter: its one action's schema.
+pub fn merge(tool: &ToolDef) -> Value {
+    if !tool.takes_action {
+        let Some(only) = tool.actions.first() else { return json!({"type": "object", "additionalProperties": false}) };
+        let derived = (only.schema)();
+        let mut properties = Map::new();
+        if let Some(props) = derived.get("properties").and_then(Value::as_object) {
+            for (name, schema) in props {
+                properties.insert(name.clone(), simplify(schema.clone()));
+            }
+        }
+        let required = derived.get("required").cloned().unwrap_or_else(|| json!([]));
+        return json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false});
+    }
     let mut properties = Map::new();
     properties.insert(
         "action".into(),
-        json!({"type": "string", "enum": actions, "description": "What to do; see the tool description for each action."}),
+        json!({"type": "string", "enum": tool.action_names(), "description": "What to do; see the tool description."}),
     );
-    let mut used_by: Vec<(String, Vec<&str>)> = Vec::new();
-    for entry in per_action {
-        let Some(props) = entry.schema.get("properties").and_then(Value::as_object) else { continue };
+    // Per property: the actions that take it, each with its own description.
+    let mut used_by: Vec<(String, Vec<(&str, String)>)> = Vec::new();
+    for action in tool.actions {
+        let derived = (action.schema)();
+        let Some(props) = derived.get("properties").and_then(Value::as_object) else { continue };
         for (name, schema) in props {
+            let schema = simplify(schema.clone());
+            let doc = schema.get("description").and_then(Value::as_str).unwrap_or("").trim_end_matches('.').to_owned();
             match used_by.iter_mut().find(|(n, _)| n == name) {
-                Some((_, list)) => list.push(entry.action),
+                Some((_, list)) => list.push((action.name, doc)),
                 None => {
-                    used_by.push((name.clone(), vec![entry.action]));
-                    properties.insert(name.clone(), simplify(schema.clone()));
+                    used_by.push((name.clone(), vec![(action.name, doc)]));
+                    properties.insert(name.clone(), schema);
                 }
             }
         }
     }
     for (name, list) in used_by {
         if let Some(Value::Object(prop)) = properties.get_mut(&name) {
-            let doc = prop.get("description").and_then(Value::as_str).unwrap_or("").trim_end_matches('.').to_owned();
-            let actions = format!("Actions: {}.", list.join(", "));
-            let text = if doc.is_empty() { actions } else { format!("{doc}. {actions}") };
-            prop.insert("description".into(), Value::String(text));
+            prop.insert("description".into(), Value::String(describe(&list)));
         }
     }
     json!({"type": "object", "properties": properties, "required": ["action"], "additionalProperties": false})
+}
+
+/// A shared property's description: one text ending with the actions that take it, or, where the
+/// actions document it differently (their own default or bounds), each action's text in turn.
+fn describe(list: &[(&str, String)]) -> String {
+    let first = &list[0].1;
+    if list.iter().all(|(_, doc)| doc == first) {
+        let actions: Vec<&str> = list.iter().map(|(a, _)| *a).collect();
+        let actions = format!("Actions: {}.", actions.join(", "));
+        return if first.is_empty() { actions } else { format!("{first}. {actions}") };
+    }
+    let mut parts: Vec<(Vec<&str>, &str)> = Vec::new();
+    for (action, doc) in list {
+        match parts.iter_mut().find(|(_, d)| d == doc) {
+            Some((actions, _)) => actions.push(action),
+            None => parts.push((vec![action], doc)),
+        }
+    }
+    parts.iter().map(|(actions, doc)| format!("{}: {doc}.", actions.join(", "))).collect::<Vec<_>>().join(" ")
 }
 
 /// Makes a derived property schema portable: `Option<T>` becomes plain `T` (absence is how a
@@ -104,29 +133,59 @@ fn simplify(schema: Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp::tools::action::{ActionDef, action};
+    use crate::mcp::tools::{CallContext, ToolError};
 
     #[allow(dead_code)]
-    #[derive(JsonSchema)]
+    #[derive(serde::Deserialize, JsonSchema)]
     struct A {
         /// The session.
         session_id: String,
         limit: Option<u32>,
+        /// How long (default 10).
+        timeout_ms: Option<u64>,
     }
 
     #[allow(dead_code)]
-    #[derive(JsonSchema)]
+    #[derive(serde::Deserialize, JsonSchema)]
     struct B {
         /// The session.
         session_id: String,
+        /// How long (default 20).
+        timeout_ms: Option<u64>,
     }
+
+    fn ok<P>(_: &CallContext, _: P) -> Result<Value, ToolError> {
+        Ok(Value::Null)
+    }
+
+    static T: ToolDef = ToolDef {
+        name: "t",
+        description: "",
+        takes_action: true,
+        actions: &[
+            action!("t", "a", A => sync ok, loopback: false, blocks: false),
+            action!("t", "b", B => sync ok, loopback: false, blocks: false),
+        ],
+    };
 
     #[test]
     fn merged_schema_is_flat_and_names_the_actions_of_each_property() {
-        let schema = merge(&["a", "b"], &[action::<A>("a"), action::<B>("b")]);
+        let _: &[ActionDef] = T.actions;
+        let schema = merge(&T);
         assert_eq!(schema["properties"]["action"]["enum"], json!(["a", "b"]));
         assert_eq!(schema["properties"]["session_id"]["description"], "The session. Actions: a, b.");
         assert_eq!(schema["properties"]["limit"]["type"], "integer");
         assert!(schema["properties"]["limit"].get("format").is_none());
         assert!(schema.get("oneOf").is_none() && schema.get("anyOf").is_none());
+    }
+
+    #[test]
+    fn a_property_documented_differently_per_action_says_each_actions_own_text() {
+        let schema = merge(&T);
+        assert_eq!(
+            schema["properties"]["timeout_ms"]["description"],
+            "a: How long (default 10). b: How long (default 20)."
+        );
     }
 }

@@ -1,7 +1,8 @@
 //! Framework tests with tools defined here: dispatch, errors, panics and disabled tools.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
+use super::action::{NoParams, action};
 use super::*;
 use crate::config::ConfigStore;
 use crate::state::Shared;
@@ -16,36 +17,40 @@ fn ctx(app: &App) -> CallContext {
     CallContext { app: app.clone(), caller: Caller::ipc(), mcp_session: None, tuic_session: None }
 }
 
-const ECHO_ACTIONS: &[&str] = &["say", "boom", "block_boom"];
-
-#[derive(serde::Deserialize)]
+#[derive(serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct Say {
     text: String,
 }
 
-fn echo(_ctx: CallContext, mut args: Map<String, Value>) -> ToolFuture {
-    boxed(async move {
-        match take_action("echo", ECHO_ACTIONS, &mut args)?.as_str() {
-            "say" => Ok(json!({"said": params::<Say>("echo", "say", args)?.text})),
-            "boom" => panic!("kaboom"),
-            _ => {
-                run_blocking("echo action=block_boom", || -> Result<Value, ToolError> { panic!("blocking kaboom") })
-                    .await
-            }
-        }
-    })
+#[derive(serde::Serialize)]
+struct Said {
+    said: String,
+}
+
+fn say(_: &CallContext, p: Say) -> Result<Said, ToolError> {
+    Ok(Said { said: p.text })
+}
+
+fn boom(_: &CallContext, _: NoParams) -> Result<Value, ToolError> {
+    panic!("kaboom")
+}
+
+async fn block_boom(_: &CallContext, _: NoParams) -> Result<Value, ToolError> {
+    run_blocking("echo action=block_boom", || -> Result<Value, ToolError> { panic!("blocking kaboom") }).await
 }
 
 static ECHO: ToolDef = ToolDef {
     name: "echo",
-    actions: ECHO_ACTIONS,
     description: "Echo.",
-    input_schema: || json!({"type": "object"}),
-    call: echo,
+    takes_action: true,
+    actions: &[
+        action!("echo", "say", Say => sync say, loopback: false, blocks: false),
+        action!("echo", "boom", NoParams => sync boom, loopback: false, blocks: false),
+        action!("echo", "block_boom", NoParams => async block_boom, loopback: false, blocks: true),
+    ],
 };
-static CONFIG_TOOL: ToolDef =
-    ToolDef { name: "config", actions: &[], description: "Hidden.", input_schema: || json!({}), call: echo };
+static CONFIG_TOOL: ToolDef = ToolDef { name: "config", description: "Hidden.", takes_action: true, actions: &[] };
 static REGISTRY: &[&ToolDef] = &[&ECHO, &CONFIG_TOOL];
 
 /// [`super::call`], its result as the content envelope `Value`.
@@ -108,34 +113,6 @@ async fn unknown_and_disabled_tools_are_protocol_errors() {
     assert!(err.message.contains("disabled by configuration"), "{}", err.message);
     let listed = list(REGISTRY, &app.config.get());
     assert_eq!(listed["tools"].as_array().unwrap().len(), 1, "config is hidden by default");
-}
-
-/// The seed's gate: a tool's `*_ACTIONS` constant, its schema's `action` enum and its
-/// description's action lines stay in step, so no action is advertised but undocumented.
-#[test]
-fn every_documented_action_constant_matches_schema_and_description() {
-    for tool in registry() {
-        let schema = (tool.input_schema)();
-        if tool.actions.is_empty() {
-            assert!(jsonschema_is_object(&schema) && schema["properties"].get("action").is_none(), "{}", tool.name);
-            continue;
-        }
-        let enumerated: Vec<&str> =
-            schema["properties"]["action"]["enum"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
-        assert_eq!(enumerated, tool.actions, "{}: schema enum vs constant", tool.name);
-        let documented: Vec<&str> = tool
-            .description
-            .lines()
-            .filter_map(|l| l.strip_prefix("- ").and_then(|l| l.split_once(':')).map(|(a, _)| a))
-            .collect();
-        assert_eq!(documented, tool.actions, "{}: description vs constant", tool.name);
-        assert!(jsonschema_is_object(&schema), "{}: inputSchema must be an object schema", tool.name);
-        assert!(!tool.name.contains("__"), "native tool names never contain __ (reserved for upstreams)");
-    }
-}
-
-fn jsonschema_is_object(schema: &Value) -> bool {
-    schema["type"] == "object" && schema.get("oneOf").is_none() && schema.get("anyOf").is_none()
 }
 
 /// `docs/mcp-tools.json` is the checked-in snapshot of every tool's name, description and

@@ -86,8 +86,8 @@ pub async fn input(ctx: &CallContext, p: Input) -> Result<Value, ToolError> {
         return Err(ToolError::new("session action=input: give input text, a special_key, or both"));
     }
     let framed = key == Some("\r") && p.input.is_some();
-    if framed && crate::agentwire::tools::prefill_only(&session) {
-        crate::agentwire::tools::inject(&session, p.input.as_deref().unwrap_or_default()).await?;
+    if framed && super::agent::prefill_only(&session) {
+        super::agent::inject(&session, p.input.as_deref().unwrap_or_default()).await?;
     } else if !bytes.is_empty() {
         session.write(bytes.into_bytes()).await.map_err(session_error)?;
     }

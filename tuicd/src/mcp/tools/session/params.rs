@@ -13,10 +13,10 @@ pub struct List {}
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Create {
-    /// Terminal rows (1..=500, default 24).
+    /// Terminal rows (default 24).
     #[schemars(range(min = 1, max = 500))]
     pub rows: Option<u16>,
-    /// Terminal columns (1..=500, default 80).
+    /// Terminal columns (default 80).
     #[schemars(range(min = 1, max = 500))]
     pub cols: Option<u16>,
     /// Program to run (default: $SHELL, then /bin/sh); a bare name is looked up in PATH.
@@ -102,10 +102,10 @@ pub struct Wait {
 pub struct Resize {
     /// The session: its PTY session_id, its tuic_session UUID, or its alias (tu-1).
     pub session_id: String,
-    /// Terminal rows (1..=500).
+    /// Terminal rows.
     #[schemars(range(min = 1, max = 500))]
     pub rows: u16,
-    /// Terminal columns (1..=500).
+    /// Terminal columns.
     #[schemars(range(min = 1, max = 500))]
     pub cols: u16,
 }

@@ -57,7 +57,7 @@ pub async fn wait(ctx: &CallContext, p: Wait) -> Result<Value, ToolError> {
         && session.agent.adapter().is_some()
     {
         let outcome = crate::agentwire::wait::wait_settled(&session, Duration::from_millis(timeout_ms)).await;
-        return crate::agentwire::tools::wait_answer(&session, outcome == WaitOutcome::Reached, timeout_ms);
+        return super::agent::wait_answer(&session, outcome == WaitOutcome::Reached, timeout_ms);
     }
     // Step 1: tombstones included, nothing subscribed.
     if let Ok(session) = ctx.app.sessions.resolve(&p.session_id) {

@@ -2,28 +2,32 @@
 //! `tasks/list`, `tasks/cancel`, `tasks/result`) over the same handles.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::spawn::caller_identity;
-use super::tasks::{Task, TaskError, TaskStatus};
+use super::action::action;
+use super::{CallContext, ToolDef, ToolError};
 use crate::agent::AgentState;
+use crate::agentwire::tasks::{Task, TaskError, TaskStatus};
 use crate::mcp::model::RpcError;
-use crate::mcp::tools::schema::{self, ActionSchema};
-use crate::mcp::tools::{CallContext, ToolDef, ToolError, ToolFuture, boxed, params as parse, take_action};
 use crate::state::App;
 
 pub const NAME: &str = "task";
 
-pub const TASK_ACTIONS: &[&str] = &["get", "cancel"];
+pub const DESCRIPTION: &str = "Task handles returned by agent action=spawn, for work longer than one wait. \
+A task is working while its agent runs, input_required while it waits on a question, then completed (exit 0), failed (non-zero exit) or cancelled; those three never change again. Only the identity that spawned a task may read it; handles are kept 24 h.
 
-pub const DESCRIPTION: &str = "Task handles returned by agent action=spawn, for work longer than one wait.
+- cancel: marks the task cancelled; the agent keeps running (close its session to stop it).";
 
-Actions:
-- get: {task_id, status, poll_interval_ms, session_id, created_at_ms, last_updated_at_ms, ttl_ms, result?, error_detail?}. status: working (the agent runs), input_required (it waits on a question; still live), completed (exited 0; result {session_id, exit_code}), failed (non-zero exit; error_detail), cancelled. completed, failed and cancelled are terminal and never change again. Only the identity that spawned the task may read it; handles are kept 24 h.
-- cancel: mark the task cancelled (it does not stop the agent; close the session for that). Returns {task_id, status, cancelled (false when it had already ended; its state is kept), note}. Loopback only.";
-
-pub static TOOL: ToolDef = ToolDef { name: NAME, actions: TASK_ACTIONS, description: DESCRIPTION, input_schema, call };
+pub static TOOL: ToolDef = ToolDef {
+    name: NAME,
+    description: DESCRIPTION,
+    takes_action: true,
+    actions: &[
+        action!(NAME, "get", TaskRef => sync get, loopback: false, blocks: false),
+        action!(NAME, "cancel", TaskRef => sync cancel, loopback: true, blocks: false),
+    ],
+};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -32,9 +36,33 @@ pub struct TaskRef {
     pub task_id: String,
 }
 
-fn input_schema() -> Value {
-    let per_action: Vec<ActionSchema> = vec![schema::action::<TaskRef>("get"), schema::action::<TaskRef>("cancel")];
-    schema::merge(TASK_ACTIONS, &per_action)
+fn get(ctx: &CallContext, p: TaskRef) -> Result<Value, ToolError> {
+    let task = ctx.app.agents.tasks.get(&p.task_id, ctx.owner().as_deref()).map_err(|e| failed("get", e))?;
+    Ok(render(&ctx.app, &task))
+}
+
+#[derive(Debug, Serialize)]
+struct Cancelled {
+    task_id: String,
+    status: TaskStatus,
+    /// false when the task had already ended (its state is kept).
+    cancelled: bool,
+    note: &'static str,
+}
+
+fn cancel(ctx: &CallContext, p: TaskRef) -> Result<Cancelled, ToolError> {
+    let (cancelled, task) =
+        ctx.app.agents.tasks.cancel(&p.task_id, ctx.owner().as_deref()).map_err(|e| failed("cancel", e))?;
+    let note = if cancelled {
+        "marked cancelled; the agent session keeps running (close it with session action=close)"
+    } else {
+        "the task had already ended; its terminal state is kept"
+    };
+    Ok(Cancelled { task_id: task.task_id, status: task.status, cancelled, note })
+}
+
+fn failed(action: &str, e: TaskError) -> ToolError {
+    ToolError::new(format!("task action={action}: {e}"))
 }
 
 /// An open task's live status: `input_required` while its agent waits on a question.
@@ -46,31 +74,6 @@ fn live_status(app: &App, task: &Task) -> Option<TaskStatus> {
 
 fn render(app: &App, task: &Task) -> Value {
     task.to_json(live_status(app, task))
-}
-
-fn call(ctx: CallContext, mut args: Map<String, Value>) -> ToolFuture {
-    boxed(async move {
-        let action = take_action(NAME, TASK_ACTIONS, &mut args)?;
-        let action = action.as_str();
-        let p: TaskRef = parse(NAME, action, args)?;
-        let owner = caller_identity(&ctx);
-        let tasks = &ctx.app.agents.tasks;
-        let fail = |e: TaskError| ToolError::new(format!("task action={action}: {e}"));
-        if action == "get" {
-            let task = tasks.get(&p.task_id, owner.as_deref()).map_err(fail)?;
-            return Ok(render(&ctx.app, &task));
-        }
-        // Ownership first, so a remote caller learns nothing about another's task either.
-        tasks.get(&p.task_id, owner.as_deref()).map_err(fail)?;
-        ctx.require_loopback(NAME, action)?;
-        let (cancelled, task) = tasks.cancel(&p.task_id, owner.as_deref()).map_err(fail)?;
-        let note = if cancelled {
-            "marked cancelled; the agent session keeps running (close it with session action=close)"
-        } else {
-            "the task had already ended; its terminal state is kept"
-        };
-        Ok(json!({"task_id": task.task_id, "status": task.status, "cancelled": cancelled, "note": note}))
-    })
 }
 
 /// The MCP Tasks methods. `identity` is the caller's (tuic_session, else MCP session).

@@ -1,15 +1,15 @@
 //! The `agent` tool's messaging actions: register, list_peers, send, inbox, wait. Typed
 //! parameters (the tool's `inputSchema` derives from them) and thin adapters over
-//! [`crate::messaging::Messaging`].
+//! [`crate::messaging::Messaging`], with [`crate::peers`] supplying the live view.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use super::view::View;
 use crate::mcp::tools::{CallContext, ToolError, to_value};
 use crate::messaging::{DeliveryPath, InboxQuery, MessagingError, RegisterRequest, TransportId};
+use crate::peers::view::View;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -102,9 +102,10 @@ pub fn register(ctx: &CallContext, p: Register) -> Result<Value, ToolError> {
     if let Some(old) = outcome.superseded_identity
         && outcome.mail_stranded.is_none()
     {
-        app.events.publish(super::PEER_UNREGISTERED, &json!({"tuic_session": old}));
+        app.events.publish(crate::peers::PEER_UNREGISTERED, &json!({"tuic_session": old}));
     }
-    app.events.publish(super::PEER_REGISTERED, &json!({"tuic_session": outcome.tuic_session, "name": outcome.name}));
+    app.events
+        .publish(crate::peers::PEER_REGISTERED, &json!({"tuic_session": outcome.tuic_session, "name": outcome.name}));
     tracing::info!(
         source = "agent_identity", session = %transport.0, tuic_session = %outcome.tuic_session,
         attach = ?outcome.attach, superseded = ?outcome.superseded_identity, "agent action=register"

@@ -6,10 +6,10 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde_json::{Value, json};
 
-use super::state::AgentCounters;
-use super::submit::{SubmitError, SubmitParams, submit as run_submit};
+use super::session_error;
 use crate::agent::adapters::PromptDelivery;
-use crate::mcp::tools::session::session_error;
+use crate::agentwire::state::AgentCounters;
+use crate::agentwire::submit::{SubmitError, SubmitParams, submit as run_submit};
 use crate::mcp::tools::{CallContext, ToolError, to_value};
 use crate::session::Session;
 

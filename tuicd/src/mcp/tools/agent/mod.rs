@@ -1,0 +1,76 @@
+//! The `agent` tool: spawn agent CLIs in new sessions, see which are installed and what they do,
+//! and the peer-messaging actions (register, list_peers, send, inbox, wait; see [`messaging`]).
+
+mod messaging;
+mod spawn;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::action::{NoParams, action};
+use super::{CallContext, ToolDef, ToolError, run_blocking};
+use messaging::{Inbox, ListPeers, Register, Send, Wait};
+
+pub const NAME: &str = "agent";
+
+pub const DESCRIPTION: &str = "AI coding agents in tuicd terminals: start them, count them, and let agents message each other. \
+Spawning and all messaging are loopback only.
+
+- spawn: starts an agent CLI in a new PTY with its prompt always delivered: into an argument containing {prompt}, else as the final argument, or for prefill-only TUIs (codex, opencode) typed in once the ready prompt is confirmed idle (not delivered within 30 s: agent-prompt-undelivered on /events). The child gets a peer identity and inbox at once; when you are registered it is your child: its prompt names you and its idle, completed and exited transitions reach your inbox as state_change mail. Poll the answer's task_id with the task tool.
+- detect: installed agent CLIs on the daemon's PATH (as GET /agents/detect).
+- stats: live agent sessions by agent_type and agent_state.
+- metrics: counters since the daemon started.
+- register: names this MCP session's peer identity (a bridge in a tuic terminal is bound to its $TUIC_SESSION at initialize; others get a stable generated UUID).
+- list_peers: registered peers, oldest first; alias or session_id, when present, is a valid send address too.
+- send: the inbox always keeps the message; delivery_path in the answer says what else carried it (a waiter, a Claude Code channel push, the idle agent's terminal, or a payload-free wake notice for orchestrators).
+- inbox: reading acknowledges.
+- wait: blocks until new mail; prefer it over polling inbox.";
+
+pub static TOOL: ToolDef = ToolDef {
+    name: NAME,
+    description: DESCRIPTION,
+    takes_action: true,
+    actions: &[
+        action!(NAME, "spawn", spawn::Spawn => async spawn::spawn, loopback: true, blocks: true),
+        action!(NAME, "detect", NoParams => async detect, loopback: false, blocks: true),
+        action!(NAME, "stats", NoParams => sync stats, loopback: false, blocks: false),
+        action!(NAME, "metrics", NoParams => sync metrics, loopback: false, blocks: false),
+        action!(NAME, "register", Register => sync messaging::register, loopback: true, blocks: false),
+        action!(NAME, "list_peers", ListPeers => sync messaging::list_peers, loopback: true, blocks: false),
+        action!(NAME, "send", Send => sync messaging::send, loopback: true, blocks: false),
+        action!(NAME, "inbox", Inbox => sync messaging::inbox, loopback: true, blocks: false),
+        action!(NAME, "wait", Wait => async messaging::wait, loopback: true, blocks: true),
+    ],
+};
+
+/// The installed agents (one list for MCP and REST).
+async fn detect(_: &CallContext, _: NoParams) -> Result<Vec<crate::agent::detect::InstalledAgent>, ToolError> {
+    run_blocking("agent action=detect", || Ok(crate::agent::detect::detect_installed())).await
+}
+
+#[derive(Debug, Serialize)]
+struct Stats {
+    agent_sessions: u64,
+    by_agent_type: BTreeMap<&'static str, u64>,
+    by_agent_state: BTreeMap<String, u64>,
+}
+
+fn stats(ctx: &CallContext, _: NoParams) -> Result<Stats, ToolError> {
+    let mut stats = Stats { agent_sessions: 0, by_agent_type: BTreeMap::new(), by_agent_state: BTreeMap::new() };
+    for session in ctx.app.sessions.list() {
+        let status = session.agent.status();
+        let Some(agent_type) = status.agent_type else { continue };
+        stats.agent_sessions += 1;
+        *stats.by_agent_type.entry(agent_type).or_default() += 1;
+        if let Some(state) = status.agent_state {
+            let key = serde_json::to_value(state).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+            *stats.by_agent_state.entry(key).or_default() += 1;
+        }
+    }
+    Ok(stats)
+}
+
+fn metrics(ctx: &CallContext, _: NoParams) -> Result<crate::agentwire::state::AgentMetrics, ToolError> {
+    Ok(ctx.app.agents.counters.snapshot())
+}

@@ -1,0 +1,42 @@
+//! The `repo` tool: repositories and their shared progress journal (`progress_list`).
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::action::action;
+use super::{CallContext, ToolDef, ToolError, run_blocking};
+use crate::agentwire::journal::{Entry, Filter};
+
+pub const NAME: &str = "repo";
+
+pub const DESCRIPTION: &str = "Repositories and their shared progress journal.
+
+- progress_list: journal entries, oldest first (at most the newest 1000); ts is ms since the epoch.";
+
+pub static TOOL: ToolDef = ToolDef {
+    name: NAME,
+    description: DESCRIPTION,
+    takes_action: true,
+    actions: &[action!(NAME, "progress_list", ProgressList => async progress_list, loopback: false, blocks: true)],
+};
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProgressList {
+    /// Only this project (its repository root path).
+    pub project: Option<String>,
+    /// Only this agent's entries.
+    pub agent: Option<String>,
+    /// Only entries at or after this time, in ms since the Unix epoch.
+    pub since: Option<u64>,
+}
+
+async fn progress_list(ctx: &CallContext, p: ProgressList) -> Result<Vec<Entry>, ToolError> {
+    let filter = Filter { project: p.project, agent: p.agent, since: p.since };
+    let app = ctx.app.clone();
+    run_blocking("repo action=progress_list", move || {
+        let journal = app.agents.journal(&app.config_dir);
+        Ok(journal.as_ref().expect("opened").list(&filter))
+    })
+    .await
+}
