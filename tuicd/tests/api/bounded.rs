@@ -44,7 +44,13 @@ async fn blocked_writer(daemon: &Daemon) -> (String, u32) {
     let line = format!("{}\n", "x".repeat(99));
     let (status, body) = daemon.post(&format!("/sessions/{id}/write"), json!({"data": line.repeat(10_000)})).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    let (_, info) = daemon.get(&format!("/sessions/{id}")).await;
+    // The terminal echoes what its line discipline took: once that holds ~4 KiB of lines it
+    // takes no more, and the writer waits on the child with the rest.
+    let info = wait_until("the line discipline's buffer is full", DEADLINE, || async {
+        let (_, info) = daemon.get(&format!("/sessions/{id}")).await;
+        (info["total_written"].as_u64() >= Some(4000)).then_some(info)
+    })
+    .await;
     (id, info["pid"].as_u64().expect("the child's pid") as u32)
 }
 
