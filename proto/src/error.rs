@@ -15,6 +15,8 @@ pub enum ErrorCode {
     NotFound,
     MethodNotAllowed,
     Gone,
+    /// The request names something another live resource already holds (409).
+    Conflict,
     PayloadTooLarge,
     TooManyRequests,
     SessionLimit,

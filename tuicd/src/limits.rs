@@ -195,6 +195,13 @@ pub const SESSION_BROADCAST_CAPACITY: usize = 64;
 /// After the child exits, how long the reader may keep draining output that a grandchild still
 /// writes to the PTY before the session is closed anyway.
 pub const PTY_DRAIN_AFTER_EXIT: Duration = Duration::from_secs(2);
+/// Shutdown: how long the sessions get to close (SIGHUP, SIGKILL, then at most
+/// [`PTY_DRAIN_AFTER_EXIT`] of output) before the daemon SIGKILLs the process group of each one
+/// left, says so in the log, and goes on without it.
+pub const SHUTDOWN_SESSIONS: Duration = Duration::from_secs(5);
+/// Shutdown: how long the runtime waits, after the drain, for tasks still running (a blocking
+/// call, a stuck stream) before the process exits without them (logged).
+pub const SHUTDOWN_TASKS: Duration = Duration::from_secs(2);
 /// An exited session's output and exit code stay readable this long (a tombstone).
 pub const SESSION_TOMBSTONE_TTL: Duration = Duration::from_secs(5 * 60);
 /// Exited sessions kept as tombstones at once; the oldest is dropped beyond it, so a crash loop of

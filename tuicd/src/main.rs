@@ -62,7 +62,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match cli.command {
+    let code = match cli.command {
         Some(Command::HashPassword { cost }) => hash_password(cost),
         Some(Command::Status) => runtime.block_on(status(paths::socket_path(&config_dir, cli.instance.as_deref()))),
         None => {
@@ -79,7 +79,14 @@ fn main() -> ExitCode {
             };
             runtime.block_on(serve(options))
         }
+    };
+    // Tasks still running after the drain (a blocking call, a stuck stream) do not hold the exit.
+    let stopping = std::time::Instant::now();
+    runtime.shutdown_timeout(limits::SHUTDOWN_TASKS);
+    if stopping.elapsed() >= limits::SHUTDOWN_TASKS {
+        tracing::warn!(deadline = ?limits::SHUTDOWN_TASKS, "tasks still running at exit were abandoned");
     }
+    code
 }
 
 async fn serve(options: Options) -> ExitCode {

@@ -19,8 +19,9 @@
 //!   session's end. The peer-messaging layer ([`crate::peers`]) drives injection, wake notices
 //!   and child lifecycle mail from them.
 //!
-//! Lock order: the session's screen lock, then the tracker lock, then `last_edge`; nothing takes
-//! them the other way.
+//! Lock order: the session's screen lock, then the tracker lock, then `last_edge`, then `ended`;
+//! nothing takes them the other way. `publish` holds `ended` while it sends (then the event
+//! bus's and the broadcasts' own locks).
 
 pub mod channels;
 pub mod journal;
@@ -104,7 +105,8 @@ impl Drop for TrackerGuard<'_> {
         let state = self.tracker.snapshot_state();
         let ready = state.is_some() && self.tracker.check_submit().is_ok();
         let mut last = self.inner.last_edge.lock().unwrap_or_else(|e| e.into_inner());
-        if *last == (state, ready) {
+        // After the session's end only its `Exited` edge (sent by the registry) may follow.
+        if *last == (state, ready) || *self.inner.ended.lock().unwrap_or_else(|e| e.into_inner()) {
             return;
         }
         *last = (state, ready);
@@ -156,6 +158,10 @@ struct Inner {
     /// The raw output cursor the engine has read up to.
     fed: watch::Sender<u64>,
     last_activity: Mutex<Instant>,
+    /// Set once by [`AgentLink::release`], before the session announces its end. Publishing holds
+    /// this lock, so every engine event is out before the end and none follows it: a tick after
+    /// the exit (a status read, the ticker) would otherwise report `idle` after `session-closed`.
+    ended: Mutex<bool>,
 }
 
 /// The adapter for a new session: the requested `agent_type`, else the program's file name.
@@ -194,6 +200,7 @@ impl AgentLink {
                 ticking: AtomicBool::new(false),
                 fed: watch::channel(0).0,
                 last_activity: Mutex::new(Instant::now()),
+                ended: Mutex::new(false),
             }),
         }
     }
@@ -278,7 +285,8 @@ impl AgentLink {
     }
 
     fn publish(&self, events: Vec<AgentEvent>) {
-        if events.is_empty() {
+        let ended = self.inner.ended.lock().unwrap_or_else(|e| e.into_inner());
+        if events.is_empty() || *ended {
             return;
         }
         for event in events {
@@ -300,8 +308,10 @@ impl AgentLink {
         }
     }
 
-    /// The session ended: let go of the PTY.
+    /// The session is ending: publish nothing more (its end is the last event it sends) and let go
+    /// of the PTY. Called by the session's teardown before it announces the exit.
     pub fn release(&self) {
+        *self.inner.ended.lock().unwrap_or_else(|e| e.into_inner()) = true;
         self.inner.pty.lock().unwrap_or_else(|e| e.into_inner()).take();
     }
 

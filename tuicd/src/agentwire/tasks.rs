@@ -36,7 +36,9 @@ impl TaskStatus {
 pub struct Task {
     pub task_id: String,
     pub session_id: String,
-    /// The caller identity that spawned it (tuic_session, else MCP session); `None`: anonymous.
+    /// The caller identity that spawned it (tuic_session, else its MCP session: a pending id that
+    /// becomes the identity the session binds later, see [`TaskStore::owner_moved`]); `None`:
+    /// anonymous.
     pub owner: Option<String>,
     pub status: TaskStatus,
     pub result: Option<Value>,
@@ -135,6 +137,16 @@ impl TaskStore {
         Ok(task.clone())
     }
 
+    /// The caller known as `from` is now known as `to`: its protocol session bound an identity
+    /// (`from` is the protocol session a task spawned before that was stamped with), or `to`
+    /// superseded the identity `from` (repair, `replaces`). Its tasks follow it, so the spawner
+    /// still reaches every handle it created.
+    pub fn owner_moved(&self, from: &str, to: &str) {
+        for task in self.lock().iter_mut().filter(|t| t.owner.as_deref() == Some(from)) {
+            task.owner = Some(to.to_owned());
+        }
+    }
+
     /// Every task `owner` may see, newest first.
     pub fn list(&self, owner: Option<&str>) -> Vec<Task> {
         self.lock().iter().rev().filter(|t| t.owner.as_deref() == owner).cloned().collect()
@@ -208,6 +220,19 @@ mod tests {
         assert!(store.get("nope", Some("me")).unwrap_err().to_string().contains("unknown or expired"));
         assert_eq!(store.list(Some("me")).len(), 1);
         assert!(store.list(Some("other")).is_empty());
+    }
+
+    #[test]
+    fn tasks_follow_their_owner_to_a_new_identity() {
+        let store = TaskStore::default();
+        let pending = store.create("s1", Some("mcp-session".into()));
+        let other = store.create("s2", Some("someone-else".into()));
+        store.owner_moved("mcp-session", "identity-a");
+        assert!(store.get(&pending.task_id, Some("identity-a")).is_ok());
+        assert!(store.get(&pending.task_id, Some("mcp-session")).is_err());
+        store.owner_moved("identity-a", "identity-b");
+        assert!(store.cancel(&pending.task_id, Some("identity-b")).unwrap().0);
+        assert!(store.get(&other.task_id, Some("someone-else")).is_ok(), "other owners' tasks stay put");
     }
 
     #[test]

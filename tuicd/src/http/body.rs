@@ -34,8 +34,13 @@ pub fn ok_json<T: Serialize + ?Sized>(value: &T) -> Result<Response, ApiError> {
     Ok(json_response(StatusCode::OK, value))
 }
 
-/// Reads the whole body, mapping the size limit to 413.
+/// Reads the whole body, mapping the size limit to 413: a declared `Content-Length` above it is
+/// refused before a byte is read, a chunked body once it passes it.
 pub async fn read_bytes(req: Request) -> Result<Bytes, ApiError> {
+    let declared = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.trim().parse::<u64>().ok());
+    if declared.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
+        return Err(ApiError::PayloadTooLarge { limit: MAX_BODY_BYTES });
+    }
     match req.into_body().collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(e) if is_length_limit(&*e) => Err(ApiError::PayloadTooLarge { limit: MAX_BODY_BYTES }),
@@ -78,10 +83,33 @@ pub async fn read_json<T: DeserializeOwned>(req: Request) -> Result<T, ApiError>
     parse_json(&bytes)
 }
 
-/// Parses the query string into `T`; an unknown or ill-typed parameter is named in the error.
+/// Parses the query string into `T`; an unknown or ill-typed parameter is named in the error,
+/// with the value given and what was expected.
 pub fn query<T: DeserializeOwned>(req: &Request) -> Result<T, ApiError> {
-    let raw = req.uri().query().unwrap_or("");
-    serde_urlencoded::from_str(raw).map_err(|e| ApiError::InvalidField(format!("query string: {e}")))
+    parse_query(req.uri().query().unwrap_or(""))
+}
+
+fn parse_query<T: DeserializeOwned>(raw: &str) -> Result<T, ApiError> {
+    let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(raw.as_bytes()));
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let field = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        if field == "." {
+            return ApiError::InvalidField(format!("query string: {inner}"));
+        }
+        let given = form_urlencoded::parse(raw.as_bytes()).find(|(k, _)| *k == field).map(|(_, v)| v);
+        let given = given.map(|v| format!(" '{v}'")).unwrap_or_default();
+        // Every numeric query parameter is a count or a cursor; the integer parser's own words
+        // ("invalid digit found in string") say neither which parameter nor what would do.
+        let expected = if is_integer_parse_error(&inner) { "; expected a whole number, 0 or more" } else { "" };
+        ApiError::InvalidField(format!("query string: {field}:{given} is not valid ({inner}){expected}"))
+    })
+}
+
+fn is_integer_parse_error(message: &str) -> bool {
+    ["invalid digit", "cannot parse integer", "number too large", "number too small"]
+        .iter()
+        .any(|m| message.contains(m))
 }
 
 #[cfg(test)]
@@ -92,6 +120,30 @@ mod tests {
     #[allow(dead_code)]
     struct Sample {
         rows: u16,
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Paging {
+        limit: Option<usize>,
+        since_cursor: Option<u64>,
+    }
+
+    fn query_error(query: &str) -> String {
+        parse_query::<Paging>(query).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn query_errors_name_the_parameter_and_what_is_expected() {
+        for (query, field, value) in
+            [("limit=abc", "limit", "abc"), ("since_cursor=x", "since_cursor", "x"), ("limit=-5", "limit", "-5")]
+        {
+            let err = query_error(query);
+            assert!(err.starts_with(&format!("query string: {field}: '{value}' is not valid")), "{err}");
+            assert!(err.contains("expected a whole number"), "{err}");
+        }
+        assert!(query_error("nope=1").contains("unknown field `nope`"));
     }
 
     #[test]

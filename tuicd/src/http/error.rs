@@ -30,6 +30,8 @@ pub enum ApiError {
     #[error("{0}")]
     Gone(String),
     #[error("{0}")]
+    Conflict(String),
+    #[error("{0}")]
     SessionLimit(String),
     #[error("{0}")]
     Unavailable(String),
@@ -56,6 +58,7 @@ impl ApiError {
             TooManyRequests { .. } => (StatusCode::TOO_MANY_REQUESTS, ErrorCode::TooManyRequests),
             LoopbackOnly(_) => (StatusCode::FORBIDDEN, ErrorCode::LoopbackOnly),
             Gone(_) => (StatusCode::GONE, ErrorCode::Gone),
+            Conflict(_) => (StatusCode::CONFLICT, ErrorCode::Conflict),
             SessionLimit(_) => (StatusCode::TOO_MANY_REQUESTS, ErrorCode::SessionLimit),
             Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, ErrorCode::Unavailable),
             Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, ErrorCode::Internal),
@@ -98,6 +101,7 @@ impl From<crate::session::SessionError> for ApiError {
             NotFound(_) => ApiError::NotFound(e.to_string()),
             InvalidField(msg) => ApiError::InvalidField(msg),
             Limit { .. } => ApiError::SessionLimit(e.to_string()),
+            TuicSessionInUse(..) => ApiError::Conflict(e.to_string()),
             Exited { .. } => ApiError::Gone(e.to_string()),
             // The program could not be executed or the PTY not opened: say which, to the caller.
             Spawn(_) => ApiError::BadRequest(e.to_string()),

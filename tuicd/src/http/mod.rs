@@ -13,7 +13,8 @@ pub use error::ApiError;
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// Every response body: buffered JSON, an SSE stream, or empty.
 pub type Body = UnsyncBoxBody<Bytes, BoxError>;
-pub type Request = http::Request<tower_http::body::Limited<hyper::body::Incoming>>;
+/// Every request body is capped at [`crate::limits::MAX_BODY_BYTES`] (see `server/service.rs`).
+pub type Request = http::Request<http_body_util::Limited<hyper::body::Incoming>>;
 pub type Response = http::Response<Body>;
 pub type ApiResult = Result<Response, ApiError>;
 

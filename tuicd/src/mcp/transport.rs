@@ -33,7 +33,11 @@ pub async fn post(app: &App, caller: &Caller, req: Request) -> ApiResult {
         Ok(meta) => meta,
         Err(response) => return Ok(*response),
     };
-    let body = read_bytes(req).await?;
+    // A body that cannot be read (too large, cut off) is a JSON-RPC error too, with its status.
+    let body = match read_bytes(req).await {
+        Ok(body) => body,
+        Err(e) => return Ok(rpc_failure(e.status_and_code().0, RpcError::new(code::INVALID_REQUEST, e.to_string()))),
+    };
     match model::classify(&body) {
         Err(error) => Ok(rpc_failure(StatusCode::BAD_REQUEST, error)),
         Ok(Incoming::Notification { .. } | Incoming::Response) => {

@@ -142,7 +142,7 @@ pub fn bind(app: &App, transport: &str, tuic_session: &str) {
     let view = View(app);
     match app.peers.messaging.bind_transport(&TransportId::new(transport), id, &view) {
         Ok(outcome) => {
-            app.mcp.sessions.set_tuic_session(transport, tuic_session);
+            identity_bound(app, transport, &outcome);
             tracing::info!(
                 source = "agent_identity", session = %transport, tuic_session = %id,
                 attach = ?outcome.attach, "bound MCP session to its terminal identity"
@@ -155,6 +155,19 @@ pub fn bind(app: &App, transport: &str, tuic_session: &str) {
         Err(e) => {
             tracing::warn!(source = "agent_identity", session = %transport, error = %e, "x-tuic-session not bound")
         }
+    }
+}
+
+/// Protocol session `transport` is now bound to `outcome`'s identity (at initialize, re-bind or
+/// register): the MCP session records it, and the caller's task handles follow it: the ones it
+/// spawned before it had an identity (stamped with its protocol session) and the ones of an
+/// identity it superseded (a repair or `replaces`).
+pub fn identity_bound(app: &App, transport: &str, outcome: &crate::messaging::RegisterOutcome) {
+    let identity = outcome.tuic_session.to_string();
+    app.mcp.sessions.set_tuic_session(transport, &identity);
+    app.agents.tasks.owner_moved(transport, &identity);
+    if let Some(old) = outcome.superseded_identity {
+        app.agents.tasks.owner_moved(&old.to_string(), &identity);
     }
 }
 

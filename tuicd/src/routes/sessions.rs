@@ -101,10 +101,11 @@ pub async fn resume(app: &App, caller: &Caller, id: &str) -> ApiResult {
     ok()
 }
 
-/// Ends the child and waits until the session has closed, so the answer means it is gone.
+/// Ends the child and waits until the session has closed, so the answer means it is gone. Like
+/// MCP `close`, it is idempotent: an exited session (a tombstone) answers the same, at once.
 pub async fn close(app: &App, caller: &Caller, id: &str) -> ApiResult {
     caller.require_loopback("closing a session")?;
-    let session = app.sessions.resolve_live(id)?;
+    let session = app.sessions.resolve(id)?;
     session.close(proto::session::close_reason::EXPLICIT_CLOSE);
     session.finished().await;
     ok_json(&serde_json::json!({"ok": true, "exit_code": session.exit_info().and_then(|e| e.exit_code)}))

@@ -20,7 +20,7 @@ use tokio::sync::{Semaphore, watch};
 
 use crate::config::ConfigStore;
 use crate::http::Caller;
-use crate::limits::{MAX_CONNECTIONS, REQUEST_TIMEOUT, SHUTDOWN_DRAIN};
+use crate::limits::{MAX_CONNECTIONS, REQUEST_TIMEOUT, SHUTDOWN_DRAIN, SHUTDOWN_SESSIONS};
 use crate::paths;
 use crate::state::{App, Shared};
 use ipc::IpcListener;
@@ -117,7 +117,7 @@ impl Daemon {
         ipc.remove_file();
         let _ = stopping.send(true);
         app.tcp.stop().await;
-        app.sessions.close_all(proto::session::close_reason::SHUTDOWN).await;
+        app.sessions.close_all(proto::session::close_reason::SHUTDOWN, SHUTDOWN_SESSIONS).await;
         if tokio::time::timeout(SHUTDOWN_DRAIN, graceful.shutdown()).await.is_err() {
             tracing::warn!("connections still open after the drain deadline");
         }

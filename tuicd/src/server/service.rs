@@ -2,6 +2,7 @@
 //! listeners use exactly this, so a limit can never differ between them.
 
 use http::StatusCode;
+use http_body_util::Limited;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
@@ -10,7 +11,6 @@ use tower::ServiceBuilder;
 use tower_http::compression::CompressionLayer;
 use tower_http::compression::predicate::{NotForContentType, Predicate, SizeAbove};
 use tower_http::cors::CorsLayer;
-use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::timeout::TimeoutLayer;
 
 use crate::http::{Caller, Request, Response, Transport, router};
@@ -34,7 +34,9 @@ where
     let stack = ServiceBuilder::new()
         .layer(CorsLayer::very_permissive())
         .layer(CompressionLayer::new().compress_when(compress_when))
-        .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
+        // Caps the body as it is read; a larger declared `Content-Length` is refused by the
+        // reader (`http::body::read_bytes`), so every route answers its own 413 in its own shape.
+        .map_request(|req: http::Request<hyper::body::Incoming>| req.map(|b| Limited::new(b, MAX_BODY_BYTES)))
         .layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, app.request_timeout))
         .service(tower::service_fn(move |req: Request| {
             let app = app.clone();

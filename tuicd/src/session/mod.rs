@@ -9,7 +9,7 @@
 //! SessionRegistry::list(&self) -> Vec<Arc<Session>>           SessionRegistry::tombstones(&self) -> Vec<Arc<Session>>
 //! SessionRegistry::stats(&self, max) -> Stats   ::metrics(&self) -> Metrics   ::process_stats(&self) -> Vec<ProcessStat>
 //! SessionRegistry::set_capture(&self, enabled: bool, session: Option<&str>) -> Result<CaptureStatus, SessionError>
-//! SessionRegistry::close_all(&self, reason: &'static str)     // async; shutdown
+//! SessionRegistry::close_all(&self, reason: &'static str, deadline: Duration) // async; shutdown
 //!
 //! Session::write(&self, data: impl Into<Bytes>) -> Result<(), SessionError>   // async; raw bytes to the child, in order
 //! Session::resize(&self, rows: u16, cols: u16) -> Result<(), SessionError>

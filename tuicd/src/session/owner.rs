@@ -119,6 +119,9 @@ pub struct Session {
     pub(super) reader: ReaderControl,
     /// Flips to true once, in `finish`.
     pub(super) done: watch::Sender<bool>,
+    /// Flips to true once the session is asked to close (or has finished): the writer stops at
+    /// once and drops the input still queued, even mid-write to a child that never reads.
+    pub(super) closing: watch::Sender<bool>,
     kill: Mutex<Option<oneshot::Sender<&'static str>>>,
     /// A duplicate of the PTY master, used only for `TIOCSWINSZ` so a resize never waits on a
     /// writer blocked by a child that stopped reading.
@@ -219,6 +222,7 @@ impl Session {
             paused: watch::channel(false).0,
             reader,
             done: watch::channel(false).0,
+            closing: watch::channel(false).0,
             kill: Mutex::new(Some(kill)),
             winsize_fd: Mutex::new(Some(winsize_fd)),
             capture: Mutex::new(capture),
@@ -311,11 +315,22 @@ impl Session {
     }
 
     /// Ends the child (SIGHUP to its process group, then SIGKILL to the child). The session closes
-    /// with `reason` once the supervisor has drained its output. Idempotent.
+    /// with `reason` once the supervisor has drained its output. Idempotent: closing a session
+    /// that has already exited changes nothing and is not an error (REST `DELETE` and MCP `close`
+    /// both answer success).
     pub fn close(&self, reason: &'static str) {
+        self.closing.send_replace(true);
         let kill = self.kill.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(kill) = kill {
             let _ = kill.send(reason);
+        }
+    }
+
+    /// SIGKILL to the child's whole process group (the child leads it): shutdown's last resort
+    /// for a session that did not close in time.
+    pub(super) fn kill_group(&self) {
+        if let Some(pid) = self.pid.and_then(|p| rustix::process::Pid::from_raw(p as i32)) {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
         }
     }
 
@@ -338,6 +353,9 @@ impl Session {
     /// The one teardown: records the exit, broadcasts `Exit` then `Closed` (after every output
     /// chunk, which the reader broadcast under the same lock), and stops the writer.
     pub(super) fn finish(&self, exit_code: Option<i32>, reason: &'static str) {
+        // The agent engine goes quiet first, so none of its events follows `Closed` (WebSocket) or
+        // `session-closed` (`/events`).
+        self.agent.release();
         {
             let mut out = self.lock();
             if out.exit.is_some() {
@@ -350,11 +368,11 @@ impl Session {
         }
         self.paused.send_replace(false);
         self.reader.wake();
+        self.closing.send_replace(true);
         self.done.send_replace(true);
         self.screen_wake.notify_one();
         self.kill.lock().unwrap_or_else(|e| e.into_inner()).take();
         self.winsize_fd.lock().unwrap_or_else(|e| e.into_inner()).take();
-        self.agent.release();
     }
 
     fn ensure_running(&self, action: &'static str) -> Result<(), SessionError> {

@@ -47,11 +47,18 @@ struct State {
     live: HashMap<String, Arc<Session>>,
     /// Exited sessions, oldest first, with the time they closed.
     tombstones: VecDeque<(Instant, Arc<Session>)>,
-    /// Ids and aliases handed out to creations still spawning.
-    pending: Vec<(String, String)>,
+    /// Names handed out to creations still spawning.
+    pending: Vec<Pending>,
     aliases: AliasBook,
     /// `Some(filter)` while capture is on; `filter` is one session id or all sessions.
     capture: Option<Option<String>>,
+}
+
+/// The names a creation still spawning holds, so that no other creation takes them meanwhile.
+struct Pending {
+    id: String,
+    alias: String,
+    tuic_session: String,
 }
 
 impl State {
@@ -74,7 +81,13 @@ impl State {
     }
 
     fn id_in_use(&self, id: &str) -> bool {
-        self.live.contains_key(id) || self.pending.iter().any(|(p, _)| p == id)
+        self.live.contains_key(id) || self.pending.iter().any(|p| p.id == id)
+    }
+
+    /// The live session (or the id of the creation still spawning) holding `tuic_session`.
+    fn tuic_session_holder(&self, tuic_session: &str) -> Option<String> {
+        let live = self.live.values().find(|s| s.tuic_session == tuic_session).map(|s| s.id.clone());
+        live.or_else(|| self.pending.iter().find(|p| p.tuic_session == tuic_session).map(|p| p.id.clone()))
     }
 }
 
@@ -122,6 +135,10 @@ impl SessionRegistry {
                 self.count_failure();
                 return Err(SessionError::Limit { max: max_sessions });
             }
+            // Checked and reserved under the same lock: of two racing creations one wins.
+            if let Some(holder) = state.tuic_session_holder(&tuic_session) {
+                return Err(SessionError::TuicSessionInUse(tuic_session, holder));
+            }
             // A client-chosen id already in use (a duplicated browser tab) gets a fresh one.
             let id = match &req.session_id {
                 Some(id) if !state.id_in_use(id) => id.clone(),
@@ -129,9 +146,9 @@ impl SessionRegistry {
             };
             let State { aliases, live, pending, .. } = &mut *state;
             let alias = aliases.assign(&plan.cwd, req.alias.as_deref(), |a| {
-                live.values().any(|s| s.alias == a) || pending.iter().any(|(_, p)| p == a)
+                live.values().any(|s| s.alias == a) || pending.iter().any(|p| p.alias == a)
             });
-            state.pending.push((id.clone(), alias.clone()));
+            state.pending.push(Pending { id: id.clone(), alias: alias.clone(), tuic_session: tuic_session.clone() });
             (id, alias)
         };
         let capture = self.capture_for(&id);
@@ -153,7 +170,7 @@ impl SessionRegistry {
             Box::new(move |session| registry.retire(session)),
         );
         let mut state = self.lock();
-        state.pending.retain(|(p, _)| *p != id);
+        state.pending.retain(|p| p.id != id);
         let session = match started {
             Ok(session) => session,
             Err(e) => {
@@ -211,14 +228,29 @@ impl SessionRegistry {
         self.lock().live.len()
     }
 
-    /// Closes every live session (daemon shutdown) and waits until each has finished.
-    pub async fn close_all(&self, reason: &'static str) {
+    /// Closes every live session (daemon shutdown) and waits until each has finished, for at most
+    /// `deadline`. The process group of each session still open then gets SIGKILL, and the log
+    /// says how many; shutdown does not wait for them any longer.
+    pub async fn close_all(&self, reason: &'static str, deadline: std::time::Duration) {
         let sessions = self.list();
         for session in &sessions {
             session.close(reason);
         }
-        for session in sessions {
-            session.finished().await;
+        let all_finished = async {
+            for session in &sessions {
+                session.finished().await;
+            }
+        };
+        if tokio::time::timeout(deadline, all_finished).await.is_ok() {
+            return;
+        }
+        let stuck: Vec<_> = sessions.iter().filter(|s| s.exit_info().is_none()).collect();
+        tracing::warn!(
+            sessions = stuck.len(), deadline = ?deadline,
+            "sessions still open after the shutdown deadline; killing their process groups"
+        );
+        for session in stuck {
+            session.kill_group();
         }
     }
 

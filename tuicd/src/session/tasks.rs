@@ -104,21 +104,22 @@ fn feed_agent(session: &Session, screen: &super::screen::ScreenModel, bytes: &[u
 }
 
 /// Writes queued input in order, keeping each write's boundaries for the capture. Ends when the
-/// session finishes or the PTY refuses writes.
+/// session is asked to close or finishes (dropping what is still queued: its child is going), or
+/// when the PTY refuses writes.
 pub(super) async fn write_input(
     session: Arc<Session>,
     writer: super::writer::PtyWriter,
     mut input: mpsc::Receiver<Bytes>,
 ) {
-    let mut done = session.done.subscribe();
+    let mut closing = session.closing.subscribe();
     loop {
         let data = tokio::select! {
-            _ = done.wait_for(|d| *d) => return,
+            _ = closing.wait_for(|c| *c) => return,
             data = input.recv() => match data { Some(d) => d, None => return },
         };
         session.record(Direction::Input, &data);
         let written = tokio::select! {
-            _ = done.wait_for(|d| *d) => return,
+            _ = closing.wait_for(|c| *c) => return,
             r = writer.write_all(&data) => r,
         };
         if let Err(e) = written {

@@ -31,16 +31,26 @@ impl PtyWriter {
     }
 
     /// Writes all of `data`, waiting for room while the child does not read its input.
+    ///
+    /// Fails once the terminal has hung up (every holder of its child side closed it): the master
+    /// then reports `EPOLLHUP`, which reads as ready for ever, while it refuses every write with
+    /// `EAGAIN`; retrying would spin a worker without ever yielding.
     pub(super) async fn write_all(&self, mut data: &[u8]) -> io::Result<()> {
         while !data.is_empty() {
             let mut ready = self.fd.writable().await?;
             match rustix::io::write(self.fd.get_ref(), data) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(n) => data = &data[n..],
+                Err(Errno::AGAIN) if ready.ready().is_write_closed() => {
+                    return Err(io::Error::new(io::ErrorKind::BrokenPipe, "the terminal hung up"));
+                }
                 Err(Errno::AGAIN) => ready.clear_ready(),
                 Err(Errno::INTR) => {}
                 Err(e) => return Err(e.into()),
             }
+            // Readiness already known resolves without yielding: a long write gives the worker
+            // (and a close request racing it) a turn between chunks.
+            tokio::task::consume_budget().await;
         }
         Ok(())
     }

@@ -220,6 +220,7 @@ async fn oversize_bodies_get_413_with_and_without_content_length() {
     let head = format!("PUT /config HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", big.len());
     let response = upload_raw(&daemon, head, &big).await;
     assert!(response.starts_with("HTTP/1.1 413"), "{response}");
+    assert!(response.contains("payload_too_large"), "{response}");
 
     let mut chunked = Vec::new();
     for chunk in big.chunks(64 * 1024) {

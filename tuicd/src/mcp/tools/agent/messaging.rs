@@ -98,7 +98,7 @@ pub fn register(ctx: &CallContext, p: Register) -> Result<Value, ToolError> {
     };
     let app = &ctx.app;
     let outcome = app.peers.messaging.register(&transport, request, &View(app)).map_err(|e| failed("register", e))?;
-    app.mcp.sessions.set_tuic_session(&transport.0, &outcome.tuic_session.to_string());
+    crate::peers::identity_bound(app, &transport.0, &outcome);
     if let Some(old) = outcome.superseded_identity
         && outcome.mail_stranded.is_none()
     {
