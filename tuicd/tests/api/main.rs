@@ -4,6 +4,7 @@
 
 mod agents;
 mod agents_fixtures;
+mod agents_idle;
 mod agents_progress;
 mod agents_spawn;
 mod agents_stream;
