@@ -24,6 +24,7 @@
 
 pub mod agent_tool;
 pub mod journal;
+pub mod mcp_tasks;
 pub mod probe;
 pub mod progress;
 pub mod spawn;
