@@ -7,6 +7,7 @@
 
 mod apply;
 mod completion;
+mod readiness;
 
 use std::time::Instant;
 
@@ -17,6 +18,7 @@ use super::markers::{HookState, MarkerParser};
 use super::screen::{self, Screen, Verdict};
 use crate::limits::{AGENT_IDLE, AGENT_READY_CONFIRM, INPUT_ECHO_WINDOW, SHELL_IDLE, USER_INPUT_EVENT_MAX_CHARS};
 use completion::Completion;
+pub use readiness::Readiness;
 
 /// Recent intent texts; a screen still showing an older intent line must not bring it back.
 const INTENT_HISTORY: usize = 8;
@@ -34,30 +36,6 @@ pub enum SubmitRefusal {
     Unconfirmed,
     /// Someone has typed into the composer.
     ComposerNotEmpty(ComposerState),
-}
-
-/// Where the agent stands for anyone who would type into it or wait for it: the one definition of
-/// a confirmed idle, read by `session status` (`idle_confirmed`), `session action=wait
-/// until=idle`, lifecycle mail, typed delivery and `session action=submit`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Readiness {
-    /// Idle or completed, proven by a hook, a shell-integration prompt, the end-of-task marker or
-    /// a ready prompt that stayed stable; no background work; nothing on the last rows that looks
-    /// like a question.
-    ConfirmedIdle,
-    /// A question is open: `confident` ones are `awaiting_input`; the others only hold typing.
-    Question { confident: bool },
-    /// Working, starting, or running background work.
-    Busy,
-    /// Quiet, but only silence says it is idle.
-    Unconfirmed,
-}
-
-impl Readiness {
-    /// Whether a waiter for idle wakes: the agent is done, or waits for someone to answer it.
-    pub fn settled(self) -> bool {
-        matches!(self, Readiness::ConfirmedIdle | Readiness::Question { .. })
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -373,28 +351,6 @@ impl AgentTracker {
                 None => AgentState::Starting,
             }
         })
-    }
-
-    /// See [`Readiness`]. For an agent the end-of-task marker is proof too; a plain shell is
-    /// proven only by its hook or its shell-integration prompt.
-    fn derive_readiness(&self, shell: Option<ShellState>, agent_state: Option<AgentState>, proven: bool) -> Readiness {
-        if self.question.is_some() {
-            return Readiness::Question { confident: true };
-        }
-        let idle = match self.adapter {
-            Some(_) => matches!(agent_state, Some(AgentState::Idle | AgentState::Completed)),
-            None => shell == Some(ShellState::Idle),
-        };
-        let proven = proven || agent_state == Some(AgentState::Completed);
-        if idle && self.suspected_question.is_some() {
-            Readiness::Question { confident: false }
-        } else if idle && proven {
-            Readiness::ConfirmedIdle
-        } else if idle || (self.adapter.is_none() && shell.is_none()) {
-            Readiness::Unconfirmed
-        } else {
-            Readiness::Busy
-        }
     }
 
     fn settle(&mut self, now: Instant, events: &mut Vec<AgentEvent>) {
