@@ -46,7 +46,8 @@ pub enum WaitOutcome {
 impl Session {
     /// Reads output. Every response carries `cursor`, the value to pass next as `since_cursor`;
     /// successive deltas never repeat or skip (a raw delta never splits a UTF-8 character; it stops
-    /// before an incomplete one and the next delta starts with it).
+    /// before an incomplete one and the next delta starts with it; a `limit` smaller than the next
+    /// character returns that one character whole).
     pub fn output(&self, query: OutputQuery) -> OutputResponse {
         let exit = self.lock().exit;
         let mut response = match query.format {
@@ -60,7 +61,15 @@ impl Session {
                 let skip = continuation_head(&read.data);
                 read.data.drain(..skip);
                 read.start += skip as u64;
-                let hold = incomplete_utf8_tail(&read.data);
+                let mut hold = incomplete_utf8_tail(&read.data);
+                if hold > 0 && hold == read.data.len() {
+                    // The limit ends inside the first character: holding it back would answer
+                    // nothing at the same cursor forever, so a polling client would never advance.
+                    let whole = out.ring.read_from(read.start, read.data[0].leading_ones() as usize);
+                    if incomplete_utf8_tail(&whole.data) == 0 {
+                        (read.data, hold) = (whole.data, 0);
+                    }
+                }
                 // Hold an incomplete character back only when more bytes can still complete it.
                 if hold < read.data.len() || exit.is_none() {
                     read.data.truncate(read.data.len() - hold);

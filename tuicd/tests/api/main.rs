@@ -16,6 +16,7 @@ mod mcp_session_tool;
 mod monitor;
 mod peers;
 mod peers_delivery;
+mod raw_reads;
 mod session_util;
 mod sessions;
 mod stream;
