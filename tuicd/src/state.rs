@@ -59,8 +59,12 @@ impl Shared {
         port_override: Option<u16>,
     ) -> Self {
         let events = Arc::new(EventBus::new());
+        let sessions = SessionRegistry::new(events.clone(), &config_dir);
+        let agents = crate::agentwire::AgentsState::default();
+        // The agent engine attaches to every session from outside the session core.
+        sessions.set_attach_factory(crate::agentwire::attach_factory(events.clone(), agents.edges.clone()));
         Self {
-            sessions: SessionRegistry::new(events.clone(), &config_dir),
+            sessions,
             config,
             config_dir,
             socket_path,
@@ -69,7 +73,7 @@ impl Shared {
             auth: Default::default(),
             tcp: Default::default(),
             mcp: Default::default(),
-            agents: Default::default(),
+            agents,
             peers: Default::default(),
             shutdown,
             request_timeout,

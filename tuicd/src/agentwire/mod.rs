@@ -1,10 +1,12 @@
-//! Agents in sessions: the [`crate::agent`] engine wired into every PTY session, and the domain
-//! services the MCP tools call (submit, spawn, task handles, the progress journal).
+//! Agents in sessions: the [`crate::agent`] engine attached to every PTY session from outside,
+//! and the domain services the MCP tools call (submit, spawn, task handles, the progress journal).
 //!
-//! # Wiring (one [`AgentLink`] per session, a field of `Session`)
+//! # Wiring (one [`AgentLink`] per session, the session's attachment)
+//! - [`attach_factory`] builds each session's link; the composition root installs it on the
+//!   session registry, and [`AgentLink::of`] reaches it back from a `Session`.
 //! - The screen follower calls [`AgentLink::on_output`] under the screen lock with each batch it
 //!   applied to the screen model, and the raw cursor past it ([`AgentLink::fed`]).
-//! - Every writer goes through `Session::write`, which holds [`AgentLink::writer`] and feeds
+//! - Every writer goes through `Session::write`, which holds the session's writer lock and feeds
 //!   [`AgentLink::on_input`] with exactly the bytes it queues. `submit` holds the same lock across
 //!   its whole framed write.
 //! - A ticker task runs only while the session had output or input in the last
@@ -15,9 +17,10 @@
 //!   `pty-parsed {session_id, parsed}` on `/events`; the progress journal listens there for intents.
 //!
 //! - Every change of (agent_state, ready) leaves as one [`LifecycleEdge`] on the daemon's
-//!   [`EdgeSink`], sent while the tracker lock is held (so in order); the registry adds the
-//!   session's end. The peer-messaging layer ([`crate::peers`]) drives injection, wake notices
-//!   and child lifecycle mail from them.
+//!   [`EdgeSink`], sent while the tracker lock is held (so in order); the session's retirement adds
+//!   its end, and a deferred prompt the watchdog gave up on adds [`EdgeKind::PromptUndelivered`].
+//!   The layer that installs the sink (peer messaging, which sits above this one) drives
+//!   injection, wake notices and child lifecycle mail from them.
 //!
 //! Lock order: the session's screen lock, then the tracker lock, then `last_edge`, then `ended`;
 //! nothing takes them the other way. `publish` holds `ended` while it sends (then the event
@@ -37,7 +40,7 @@ pub use state::AgentsState;
 
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
 use proto::session::ParsedEvent;
@@ -48,14 +51,14 @@ use crate::agent::adapters::{self, Adapter};
 use crate::agent::{AgentEvent, AgentState, AgentStatus, AgentTracker, Readiness, Screen};
 use crate::events::EventBus;
 use crate::limits::{AGENT_TICK_INTERVAL, AGENT_TICK_LINGER, BACKGROUND_PROBE_INTERVAL};
-use crate::session::{Announcer, SessionEvent};
+use crate::session::{Announcer, AttachContext, AttachFactory, Attachment, Session, SessionEvent};
 
 /// A copy of a screen: rows, cursor (row, col), alternate screen.
 type ShownScreen = (Vec<String>, (u16, u16), bool);
 
-/// What the messaging layer reacts to: a session's agent lifecycle or readiness changed, or the
-/// session ended. Sent in order, at most once per change, by the one thread holding the tracker
-/// lock (or by the registry's retire for the end).
+/// What the messaging layer reacts to: a session's agent lifecycle or readiness changed, the
+/// session ended, or its deferred prompt was not delivered. Sent in order, at most once per
+/// change, by the one thread holding the tracker lock (or by the session's retirement for the end).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LifecycleEdge {
     pub session_id: String,
@@ -76,10 +79,29 @@ pub enum EdgeKind {
     Exited {
         exit_code: Option<i32>,
     },
+    /// The spawn's deferred prompt never went in (the watchdog passed, or the session ended).
+    PromptUndelivered,
 }
 
 /// Where edges go: one unbounded channel per daemon (edges are rare: one per state change).
 pub type EdgeSink = tokio::sync::mpsc::UnboundedSender<LifecycleEdge>;
+
+/// Builds each session's [`AgentLink`]. `edges` is read at each creation: sessions created once a
+/// sink is installed report their edges on it.
+pub fn attach_factory(events: Arc<EventBus>, edges: Arc<OnceLock<EdgeSink>>) -> AttachFactory {
+    Arc::new(move |ctx: AttachContext<'_>| {
+        let adapter = adapter_for(ctx.agent_type, ctx.program);
+        Arc::new(AgentLink::new(
+            (ctx.session_id, ctx.tuic_session),
+            adapter,
+            ctx.child,
+            ctx.pty,
+            events.clone(),
+            edges.get().cloned(),
+            ctx.announcer,
+        )) as Arc<dyn Attachment>
+    })
+}
 
 /// The tracker lock: on release, reports an [`EdgeKind::Agent`] edge if the lifecycle or
 /// readiness moved, while the lock is still held so edges leave in the order they happened.
@@ -153,15 +175,13 @@ struct Inner {
     announcer: Announcer,
     /// A std mutex held for microseconds, never across `.await`.
     tracker: Mutex<AgentTracker>,
-    /// Held by every writer for the duration of one write, and by submit across its framed write.
-    writer: tokio::sync::Mutex<()>,
     /// Bumped after every published batch of events; waiters re-check on a change.
     version: watch::Sender<u64>,
     ticking: AtomicBool,
     /// The raw output cursor the engine has read up to.
     fed: watch::Sender<u64>,
     last_activity: Mutex<Instant>,
-    /// Set once by [`AgentLink::release`], before the session announces its end. Publishing holds
+    /// Set once by [`Attachment::on_end`], before the session announces its end. Publishing holds
     /// this lock, so every engine event is out before the end and none follows it: a tick after
     /// the exit (a status read, the ticker) would otherwise report `idle` after `session-closed`.
     ended: Mutex<bool>,
@@ -198,7 +218,6 @@ impl AgentLink {
                 events,
                 announcer,
                 tracker: Mutex::new(AgentTracker::new(adapter)),
-                writer: tokio::sync::Mutex::new(()),
                 version: watch::channel(0).0,
                 ticking: AtomicBool::new(false),
                 fed: watch::channel(0).0,
@@ -206,6 +225,11 @@ impl AgentLink {
                 ended: Mutex::new(false),
             }),
         }
+    }
+
+    /// The link attached to `session` (every session the daemon creates has one).
+    pub fn of(session: &Session) -> Option<&AgentLink> {
+        session.attachment()
     }
 
     fn tracker(&self) -> TrackerGuard<'_> {
@@ -236,7 +260,7 @@ impl AgentLink {
         self.activity(now);
     }
 
-    /// Bytes a writer queued for the child (called under [`Self::writer`]).
+    /// Bytes a writer queued for the child (called under the session's writer lock).
     pub fn on_input(&self, bytes: &[u8]) {
         let now = Instant::now();
         let events = self.tracker().on_input(bytes, now);
@@ -244,9 +268,19 @@ impl AgentLink {
         self.activity(now);
     }
 
-    /// The writer lock every write holds.
-    pub async fn writer(&self) -> tokio::sync::MutexGuard<'_, ()> {
-        self.inner.writer.lock().await
+    /// Tells the messaging layer that this session's deferred prompt never went in.
+    pub fn report_prompt_undelivered(&self) {
+        self.send_edge(EdgeKind::PromptUndelivered);
+    }
+
+    fn send_edge(&self, kind: EdgeKind) {
+        if let Some(sink) = &self.inner.edges {
+            let _ = sink.send(LifecycleEdge {
+                session_id: self.inner.session_id.clone(),
+                tuic_session: self.inner.tuic_session.clone(),
+                kind,
+            });
+        }
     }
 
     /// The engine's view now (silence timers advanced to this instant first).
@@ -311,13 +345,6 @@ impl AgentLink {
         }
     }
 
-    /// The session is ending: publish nothing more (its end is the last event it sends) and let go
-    /// of the PTY. Called by the session's teardown before it announces the exit.
-    pub fn release(&self) {
-        *self.inner.ended.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        self.inner.pty.lock().unwrap_or_else(|e| e.into_inner()).take();
-    }
-
     /// For a shell session: the agent now in the terminal's foreground, if any, becomes the
     /// tracker's adapter (and the background probe's root); the shell again clears it.
     fn follow_foreground(&self, now: Instant) {
@@ -345,6 +372,31 @@ impl AgentLink {
 
     fn idle_for(&self, now: Instant) -> std::time::Duration {
         now.saturating_duration_since(*self.inner.last_activity.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+impl Attachment for AgentLink {
+    fn on_output(&self, bytes: &[u8], cursor: u64, screen: &Screen<'_>) {
+        AgentLink::on_output(self, bytes, cursor, screen);
+    }
+
+    fn on_input(&self, bytes: &[u8]) {
+        AgentLink::on_input(self, bytes);
+    }
+
+    /// Publishes nothing more (the session's end is the last event it sends) and lets go of the
+    /// PTY.
+    fn on_end(&self) {
+        *self.inner.ended.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.inner.pty.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+
+    fn on_retired(&self, exit_code: Option<i32>) {
+        self.send_edge(EdgeKind::Exited { exit_code });
+    }
+
+    fn status(&self) -> AgentStatus {
+        AgentLink::status(self)
     }
 }
 

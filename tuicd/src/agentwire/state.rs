@@ -20,6 +20,8 @@ pub struct AgentsState {
     /// Opened on first use under the config dir.
     journal: Mutex<Option<Journal>>,
     pub counters: AgentCounters,
+    /// Where the sessions' lifecycle edges go, installed once by the layer that consumes them.
+    pub edges: std::sync::Arc<std::sync::OnceLock<super::EdgeSink>>,
 }
 
 /// What one `agent action=spawn` set up.

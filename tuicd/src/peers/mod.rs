@@ -123,11 +123,11 @@ impl Peers {
     }
 }
 
-/// Starts the driver: installs the lifecycle-edge sink on the registry (sessions created from now
-/// on report their edges) and spawns the one task that delivers.
+/// Starts the driver: installs the lifecycle-edge sink of the agent layer (sessions created from
+/// now on report their edges) and spawns the one task that delivers.
 pub fn start(app: &App) {
     let (sink, edges) = tokio::sync::mpsc::unbounded_channel();
-    app.sessions.set_edge_sink(sink);
+    let _ = app.agents.edges.set(sink);
     let (recheck, rechecks) = tokio::sync::mpsc::unbounded_channel();
     let _ = app.peers.recheck.set(recheck.clone());
     tokio::spawn(driver::run(app.clone(), edges, recheck, rechecks));

@@ -52,6 +52,7 @@ mod alias;
 mod budget;
 pub mod capture;
 mod error;
+pub mod hooks;
 mod owner;
 mod plain_lines;
 mod process;
@@ -67,6 +68,7 @@ mod tasks;
 use std::sync::atomic::AtomicU64;
 
 pub use error::SessionError;
+pub use hooks::{AttachContext, AttachFactory, Attachment};
 pub use owner::{Announcer, ExitInfo, Session, SessionEvent};
 pub use read::{OutputQuery, ScreenSnapshot, WaitFor, WaitOutcome};
 pub use registry::SessionRegistry;

@@ -194,12 +194,17 @@ impl Session {
     /// `busy` while output arrived within [`SHELL_IDLE_AFTER`], `idle` after; `None` before the
     /// first output. Computed on read, so an idle session costs no timer.
     pub fn shell_state(&self) -> Option<ShellState> {
-        self.shell_state_with(&self.agent.status())
+        self.shell_state_with(self.hooks().map(|h| h.status()).as_ref())
     }
 
-    /// [`Self::shell_state`] given the agent engine's view already read.
-    fn shell_state_with(&self, status: &crate::agent::AgentStatus) -> Option<ShellState> {
-        if let Some(state) = status.shell_state {
+    /// The attached engine's view of the session now (see [`super::hooks`]).
+    pub fn attached_status(&self) -> Option<crate::agent::AgentStatus> {
+        self.hooks().map(|h| h.status())
+    }
+
+    /// [`Self::shell_state`] given the attached engine's view already read.
+    fn shell_state_with(&self, status: Option<&crate::agent::AgentStatus>) -> Option<ShellState> {
+        if let Some(state) = status.and_then(|s| s.shell_state) {
             return Some(match state {
                 crate::agent::ShellState::Busy => ShellState::Busy,
                 crate::agent::ShellState::Idle => ShellState::Idle,
@@ -223,15 +228,15 @@ impl Session {
 
     pub fn info(&self) -> SessionInfo {
         let (mut info, status) = self.info_and_status();
-        info.state = serde_json::to_value(status).ok();
+        info.state = status.and_then(|s| serde_json::to_value(s).ok());
         info
     }
 
     /// The session's info without `state`, and the agent engine's view it was read with (one
     /// tick of the engine for both).
-    pub fn info_and_status(&self) -> (SessionInfo, crate::agent::AgentStatus) {
-        let status = self.agent.status();
-        let shell_state = self.shell_state_with(&status);
+    pub fn info_and_status(&self) -> (SessionInfo, Option<crate::agent::AgentStatus>) {
+        let status = self.hooks().map(|h| h.status());
+        let shell_state = self.shell_state_with(status.as_ref());
         let (rows, cols, total_lines) = {
             let term = self.term();
             let (rows, cols) = term.screen.size();

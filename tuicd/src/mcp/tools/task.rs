@@ -67,7 +67,7 @@ fn failed(action: &str, e: TaskError) -> ToolError {
 /// An open task's live status: `input_required` while its agent waits on a question.
 pub(crate) fn live_status(app: &App, task: &Task) -> Option<TaskStatus> {
     let session = app.sessions.resolve(&task.session_id).ok()?;
-    let waiting = session.agent.status().agent_state == Some(AgentState::AwaitingInput);
+    let waiting = session.attached_status().and_then(|s| s.agent_state) == Some(AgentState::AwaitingInput);
     Some(if waiting { TaskStatus::InputRequired } else { TaskStatus::Working })
 }
 

@@ -7,6 +7,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
+use crate::agentwire::AgentLink;
 use crate::mcp::tools::{CallContext, ToolError, to_value};
 use crate::messaging::{DeliveryPath, InboxQuery, MessagingError, RegisterRequest, TransportId};
 use crate::peers::view::View;
@@ -132,8 +133,8 @@ pub fn send(ctx: &CallContext, p: Send) -> Result<Value, ToolError> {
     answer["ok"] = json!(true);
     answer["accepted"] = json!(true);
     answer["buffered_in_inbox"] = json!(true);
-    if let Some(session) = View(app).session_of(outcome.recipient) {
-        let status = session.agent.status();
+    let session = View(app).session_of(outcome.recipient);
+    if let Some(status) = session.as_deref().and_then(AgentLink::of).map(AgentLink::status) {
         let mut state = serde_json::Map::new();
         if let Some(shell) = status.shell_state {
             state.insert("shell_state".into(), json!(shell));

@@ -59,7 +59,9 @@ struct Stats {
 fn stats(ctx: &CallContext, _: NoParams) -> Result<Stats, ToolError> {
     let mut stats = Stats { agent_sessions: 0, by_agent_type: BTreeMap::new(), by_agent_state: BTreeMap::new() };
     for session in ctx.app.sessions.list() {
-        let status = session.agent.status();
+        let Some(status) = crate::agentwire::AgentLink::of(&session).map(crate::agentwire::AgentLink::status) else {
+            continue;
+        };
         let Some(agent_type) = status.agent_type else { continue };
         stats.agent_sessions += 1;
         *stats.by_agent_type.entry(agent_type).or_default() += 1;

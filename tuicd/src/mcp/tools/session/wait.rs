@@ -54,7 +54,7 @@ pub async fn wait(ctx: &CallContext, p: Wait) -> Result<Value, ToolError> {
     // A detected agent: until=idle is a confirmed idle (see `agentwire::wait`).
     if until == Until::Idle
         && let Ok(session) = ctx.app.sessions.resolve(&p.session_id)
-        && session.agent.adapter().is_some()
+        && crate::agentwire::AgentLink::of(&session).and_then(crate::agentwire::AgentLink::adapter).is_some()
     {
         let outcome = crate::agentwire::wait::wait_settled(&session, Duration::from_millis(timeout_ms)).await;
         return super::agent::wait_answer(&session, outcome == WaitOutcome::Reached, timeout_ms);
