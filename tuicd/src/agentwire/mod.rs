@@ -26,6 +26,7 @@
 //! nothing takes them the other way. `publish` holds `ended` while it sends (then the event
 //! bus's and the broadcasts' own locks).
 
+mod attach;
 pub mod channels;
 pub mod journal;
 pub mod probe;
@@ -36,11 +37,12 @@ pub mod submit;
 pub mod tasks;
 pub mod wait;
 
+pub use attach::attach_factory;
 pub use state::AgentsState;
 
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use proto::session::ParsedEvent;
@@ -51,7 +53,7 @@ use crate::agent::adapters::{self, Adapter};
 use crate::agent::{AgentEvent, AgentState, AgentStatus, AgentTracker, Readiness, Screen};
 use crate::events::EventBus;
 use crate::limits::{AGENT_TICK_INTERVAL, AGENT_TICK_LINGER, BACKGROUND_PROBE_INTERVAL};
-use crate::session::{Announcer, AttachContext, AttachFactory, Attachment, Session, SessionEvent};
+use crate::session::{Announcer, SessionEvent};
 
 /// A copy of a screen: rows, cursor (row, col), alternate screen.
 type ShownScreen = (Vec<String>, (u16, u16), bool);
@@ -85,23 +87,6 @@ pub enum EdgeKind {
 
 /// Where edges go: one unbounded channel per daemon (edges are rare: one per state change).
 pub type EdgeSink = tokio::sync::mpsc::UnboundedSender<LifecycleEdge>;
-
-/// Builds each session's [`AgentLink`]. `edges` is read at each creation: sessions created once a
-/// sink is installed report their edges on it.
-pub fn attach_factory(events: Arc<EventBus>, edges: Arc<OnceLock<EdgeSink>>) -> AttachFactory {
-    Arc::new(move |ctx: AttachContext<'_>| {
-        let adapter = adapter_for(ctx.agent_type, ctx.program);
-        Arc::new(AgentLink::new(
-            (ctx.session_id, ctx.tuic_session),
-            adapter,
-            ctx.child,
-            ctx.pty,
-            events.clone(),
-            edges.get().cloned(),
-            ctx.announcer,
-        )) as Arc<dyn Attachment>
-    })
-}
 
 /// The tracker lock: on release, reports an [`EdgeKind::Agent`] edge if the lifecycle or
 /// readiness moved, while the lock is still held so edges leave in the order they happened.
@@ -225,11 +210,6 @@ impl AgentLink {
                 ended: Mutex::new(false),
             }),
         }
-    }
-
-    /// The link attached to `session` (every session the daemon creates has one).
-    pub fn of(session: &Session) -> Option<&AgentLink> {
-        session.attachment()
     }
 
     fn tracker(&self) -> TrackerGuard<'_> {
@@ -372,31 +352,6 @@ impl AgentLink {
 
     fn idle_for(&self, now: Instant) -> std::time::Duration {
         now.saturating_duration_since(*self.inner.last_activity.lock().unwrap_or_else(|e| e.into_inner()))
-    }
-}
-
-impl Attachment for AgentLink {
-    fn on_output(&self, bytes: &[u8], cursor: u64, screen: &Screen<'_>) {
-        AgentLink::on_output(self, bytes, cursor, screen);
-    }
-
-    fn on_input(&self, bytes: &[u8]) {
-        AgentLink::on_input(self, bytes);
-    }
-
-    /// Publishes nothing more (the session's end is the last event it sends) and lets go of the
-    /// PTY.
-    fn on_end(&self) {
-        *self.inner.ended.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        self.inner.pty.lock().unwrap_or_else(|e| e.into_inner()).take();
-    }
-
-    fn on_retired(&self, exit_code: Option<i32>) {
-        self.send_edge(EdgeKind::Exited { exit_code });
-    }
-
-    fn status(&self) -> AgentStatus {
-        AgentLink::status(self)
     }
 }
 

@@ -26,6 +26,8 @@
 //! Session::detach_sink(&self, sink: &Arc<impl OutputSink>)
 //! Session::finished(&self)                   // async; resolves once exited and drained
 //! Session::exit_info(&self) -> Option<ExitInfo>
+//! Session::writer(&self) -> MutexGuard<()>    // async; a framed write holds it across its parts, then write_held
+//! Session::attachment::<T>(&self) -> Option<&T>   SessionRegistry::set_attach_factory(&self, AttachFactory)
 //! ```
 //!
 //! # Invariants
@@ -46,7 +48,9 @@
 //!   so output never wakes the reactor.
 //! - No per-session timer: an idle session costs its reader thread parked in `poll()` (a few
 //!   touched stack pages), three parked tasks (writer, supervisor, screen) and its buffers.
-//! - This module knows nothing about HTTP.
+//! - This module knows nothing about HTTP, and names no agent or messaging wiring: the daemon
+//!   attaches the agent engine from outside through [`hooks`] (each output batch with the screen
+//!   after it, each write's bytes, the end before `Exit`, the retirement before `session-closed`).
 
 mod alias;
 mod budget;
