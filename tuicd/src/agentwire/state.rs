@@ -98,7 +98,7 @@ impl AgentsState {
     }
 
     /// The spawn whose PTY carries `tuic_session` (the caller of a tool running inside it).
-    pub fn spawn_by_tuic_session(&self, tuic_session: &str) -> Option<(String, SpawnInfo)> {
+    pub fn spawn_by_identity(&self, tuic_session: &str) -> Option<(String, SpawnInfo)> {
         self.spawns().iter().find(|(_, s)| s.tuic_session == tuic_session).map(|(id, s)| (id.clone(), s.clone()))
     }
 

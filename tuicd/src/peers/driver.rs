@@ -81,8 +81,8 @@ fn push_channel(app: &App, id: Uuid, message: &AgentMessage) -> bool {
         },
     })
     .to_string();
-    let streams = app.mcp.sessions.channel_streams(&id.to_string());
-    let pushed = streams.iter().filter(|s| app.mcp.sessions.push(s, &notification)).count();
+    let streams = app.mcp.protocol_sessions.channel_streams(&id.to_string());
+    let pushed = streams.iter().filter(|s| app.mcp.protocol_sessions.push(s, &notification)).count();
     if pushed > 0 {
         tracing::info!(source = "agent_msg", recipient = %id, message_id = %message.id, route = "sse_channel", "delivered");
     }

@@ -162,7 +162,7 @@ pub fn bind(app: &App, transport: &str, tuic_session: &str) {
 /// identity it superseded (a repair or `replaces`).
 pub fn identity_bound(app: &App, transport: &str, outcome: &crate::messaging::RegisterOutcome) {
     let identity = outcome.tuic_session.to_string();
-    app.mcp.sessions.set_tuic_session(transport, &identity);
+    app.mcp.protocol_sessions.set_identity(transport, &identity);
     app.agents.tasks.owner_moved(transport, &identity);
     if let Some(old) = outcome.superseded_identity {
         app.agents.tasks.owner_moved(&old.to_string(), &identity);

@@ -50,7 +50,7 @@ impl Liveness for View<'_> {
     }
 
     fn transport_is_live(&self, transport: &TransportId) -> bool {
-        self.0.mcp.sessions.is_live(&transport.0, MCP_OWNER_ACTIVITY_GRACE)
+        self.0.mcp.protocol_sessions.is_live(&transport.0, MCP_OWNER_ACTIVITY_GRACE)
     }
 
     /// Only a PTY running a recognised agent is a managed terminal: a plain shell would run a
@@ -61,7 +61,7 @@ impl Liveness for View<'_> {
             .with_tracker(|t| (t.adapter(), t.snapshot_state(), t.check_submit().is_ok()));
         let adapter = adapter?;
         let agent = if adapter.id == CLAUDE_CODE { AgentKind::ClaudeCode } else { AgentKind::Other };
-        let channel_stream = !self.0.mcp.sessions.channel_streams(&session.tuic_session).is_empty();
+        let channel_stream = !self.0.mcp.protocol_sessions.channel_streams(&session.tuic_session).is_empty();
         Some(TerminalFacts { agent, lifecycle: lifecycle(state), composer_empty: ready, channel_stream })
     }
 }

@@ -87,7 +87,7 @@ impl State {
     }
 
     /// The live session (or the id of the creation still spawning) holding `tuic_session`.
-    fn tuic_session_holder(&self, tuic_session: &str) -> Option<String> {
+    fn identity_holder(&self, tuic_session: &str) -> Option<String> {
         let live = self.live.values().find(|s| s.tuic_session == tuic_session).map(|s| s.id.clone());
         live.or_else(|| self.pending.iter().find(|p| p.tuic_session == tuic_session).map(|p| p.id.clone()))
     }
@@ -138,8 +138,8 @@ impl SessionRegistry {
                 return Err(SessionError::Limit { max: max_sessions });
             }
             // Checked and reserved under the same lock: of two racing creations one wins.
-            if let Some(holder) = state.tuic_session_holder(&tuic_session) {
-                return Err(SessionError::TuicSessionInUse(tuic_session, holder));
+            if let Some(holder) = state.identity_holder(&tuic_session) {
+                return Err(SessionError::IdentityInUse(tuic_session, holder));
             }
             // A client-chosen id already in use (a duplicated browser tab) gets a fresh one.
             let id = match &req.session_id {
