@@ -19,3 +19,4 @@ mod peers_delivery;
 mod session_util;
 mod sessions;
 mod stream;
+mod stream_close;
