@@ -1,8 +1,16 @@
 //! JSON-RPC 2.0 wire types for MCP: classifying an incoming message and building responses.
 //! No IO and no knowledge of tools or HTTP.
+//!
+//! The hot path has no `Value` tree for the envelope: [`classify`] reads a body straight into the
+//! members it decides on ([`read`]), and [`result_body`] prints a response straight into bytes
+//! ([`write`]).
 
-use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
+mod read;
+mod write;
+
+use std::borrow::Cow;
+
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 /// JSON-RPC error codes used by the endpoint (the MCP schema's constants).
@@ -51,121 +59,136 @@ impl RpcError {
     }
 }
 
-/// The method whose params are read into [`CallParams`].
+/// The method whose params [`classify`] reads into typed fields.
 pub const TOOLS_CALL: &str = "tools/call";
 
-/// The members of a message that decide what it is. `id` and `params` stay raw JSON: the id is
-/// echoed back as the client wrote it, and params are read by the method that takes them. Members
-/// not named here are skipped (checked for syntax only).
-#[derive(Debug, Deserialize)]
-struct Envelope<'a> {
-    #[serde(borrow, default, deserialize_with = "present")]
-    jsonrpc: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    method: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    id: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    params: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    result: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    error: Option<&'a RawValue>,
-}
-
-/// A member that is present, `null` included (a plain `Option` reads `null` as absent).
-fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(deserializer: D) -> Result<Option<T>, D::Error> {
-    T::deserialize(deserializer).map(Some)
-}
-
 /// One classified client message. Borrows the body it was read from.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Incoming<'a> {
     /// Has a method and an id: gets exactly one response.
-    Request { id: &'a RawValue, method: String, params: Option<Params<'a>> },
+    Request { id: Value, method: Cow<'a, str>, params: Option<Params<'a>> },
     /// Has a method and no id: gets no response (HTTP 202).
-    Notification { method: String },
+    Notification { method: Cow<'a, str> },
     /// A client's answer to a server request (HTTP 202).
     Response,
 }
 
-/// A request's params: a JSON object, still raw.
-#[derive(Debug, Clone, Copy)]
-pub struct Params<'a>(&'a RawValue);
+/// A request's params, always a JSON object on the wire.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Params<'a> {
+    Object(Map<String, Value>),
+    /// `tools/call` params read into the two members it uses. Only ever built for `tools/call`.
+    Call(CallParams<'a>),
+}
 
 impl<'a> Params<'a> {
     /// The params as a `Value` map.
-    pub fn into_object(self) -> Result<Map<String, Value>, RpcError> {
-        serde_json::from_str(self.0.get()).map_err(|e| RpcError::invalid_params(format!("params: {e}")))
+    pub fn into_object(self) -> Map<String, Value> {
+        match self {
+            Params::Object(map) => map,
+            Params::Call(call) => {
+                let mut map = Map::new();
+                if let Some(name) = call.name {
+                    map.insert("name".into(), name.into_value());
+                }
+                if let Some(arguments) = call.arguments {
+                    map.insert("arguments".into(), arguments);
+                }
+                map
+            }
+        }
     }
 
     /// The params as `tools/call` reads them.
-    pub fn into_call(self) -> Result<CallParams, RpcError> {
-        serde_json::from_str(self.0.get()).map_err(|e| RpcError::invalid_params(format!("tools/call: {e}")))
+    pub fn into_call(self) -> CallParams<'a> {
+        match self {
+            Params::Call(call) => call,
+            Params::Object(mut map) => CallParams {
+                name: map.remove("name").map(|name| match name {
+                    Value::String(s) => Member::Str(Cow::Owned(s)),
+                    _ => Member::Other,
+                }),
+                arguments: map.remove("arguments"),
+            },
+        }
     }
 }
 
-/// `tools/call` params: the tool's name and its arguments, each as the body gave them (their types
-/// are checked by the caller, which names what was wrong).
-#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
-pub struct CallParams {
-    #[serde(default, deserialize_with = "present")]
-    pub name: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
+/// `tools/call` params: the tool's name and its arguments, each as the body gave them.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CallParams<'a> {
+    pub name: Option<Member<'a>>,
     pub arguments: Option<Value>,
+}
+
+/// A member that matters only when it is a string.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Member<'a> {
+    Str(Cow<'a, str>),
+    /// Anything else (the value itself is not kept).
+    Other,
+}
+
+impl Member<'_> {
+    pub fn is(&self, expected: &str) -> bool {
+        matches!(self, Member::Str(s) if s == expected)
+    }
+
+    fn into_value(self) -> Value {
+        match self {
+            Member::Str(s) => Value::String(s.into_owned()),
+            Member::Other => Value::Null,
+        }
+    }
 }
 
 /// Classifies a request body. `Err` carries the error to answer with `id: null`.
 pub fn classify(body: &[u8]) -> Result<Incoming<'_>, RpcError> {
-    let invalid = |what: &str| RpcError::new(code::INVALID_REQUEST, format!("Invalid Request: {what}"));
     let parse_error = |e: serde_json::Error| {
         RpcError::new(code::PARSE_ERROR, format!("Parse error: the body is not valid JSON: {e}"))
     };
-    let lead = body.iter().find(|b| !b.is_ascii_whitespace());
-    if lead != Some(&b'{') {
-        // Not a message: parsed whole only to tell a syntax error from a wrong shape.
-        serde_json::from_slice::<Value>(body).map_err(parse_error)?;
-        return Err(match lead {
-            Some(b'[') => invalid("batches are not supported; send one message per POST"),
-            _ => invalid("a JSON object was expected"),
-        });
-    }
-    // JSON text is UTF-8 (RFC 8259): checked once here, as the parser skips members it does not read.
-    let text = std::str::from_utf8(body).map_err(|e| {
-        RpcError::new(code::PARSE_ERROR, format!("Parse error: the body is not valid JSON: it is not UTF-8 ({e})"))
-    })?;
-    let envelope: Envelope<'_> = match serde_json::from_str(text) {
-        Ok(envelope) => envelope,
-        // Well-formed, but a member is given twice.
-        Err(e) if e.is_data() => return Err(invalid(&e.to_string())),
-        Err(e) => return Err(parse_error(e)),
-    };
-    if envelope.jsonrpc.and_then(string).as_deref() != Some("2.0") {
-        return Err(invalid("\"jsonrpc\" must be \"2.0\""));
-    }
-    let method = match envelope.method {
-        None => None,
-        Some(raw) => Some(string(raw).ok_or_else(|| invalid("\"method\" must be a string"))?),
-    };
-    match (method, envelope.id) {
-        (Some(method), None) => Ok(Incoming::Notification { method }),
-        (Some(method), Some(id))
-            if id.get().starts_with(['"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9']) =>
-        {
-            match envelope.params {
-                Some(params) if !params.get().starts_with('{') => Err(invalid("\"params\" must be an object")),
-                params => Ok(Incoming::Request { id, method, params: params.map(Params) }),
-            }
+    let fields = match read::read(body).map_err(parse_error)? {
+        // Rare (a duplicate `method` member): read the body again, as a `Value`.
+        read::Shape::Object(fields) if fields.call_params_misread() => match serde_json::from_slice(body) {
+            Ok(Value::Object(object)) => read::from_value(object),
+            _ => return Err(RpcError::new(code::INVALID_REQUEST, "Invalid Request: a JSON object was expected")),
+        },
+        read::Shape::Object(fields) => fields,
+        read::Shape::Array => {
+            return Err(RpcError::new(
+                code::INVALID_REQUEST,
+                "Invalid Request: batches are not supported; send one message per POST",
+            ));
         }
-        (Some(_), Some(_)) => Err(invalid("\"id\" must be a string or an integer")),
-        (None, _) if envelope.result.is_some() || envelope.error.is_some() => Ok(Incoming::Response),
-        (None, _) => Err(invalid("no \"method\", \"result\" or \"error\"")),
+        read::Shape::Other => {
+            return Err(RpcError::new(code::INVALID_REQUEST, "Invalid Request: a JSON object was expected"));
+        }
+    };
+    if fields.jsonrpc != Some(true) {
+        return Err(RpcError::new(code::INVALID_REQUEST, "Invalid Request: \"jsonrpc\" must be \"2.0\""));
     }
-}
-
-/// A raw member's string value; `None` when it is not a string.
-fn string(raw: &RawValue) -> Option<String> {
-    serde_json::from_str(raw.get()).ok()
+    let method = match fields.method {
+        None => None,
+        Some(Member::Str(m)) => Some(m),
+        Some(Member::Other) => {
+            return Err(RpcError::new(code::INVALID_REQUEST, "Invalid Request: \"method\" must be a string"));
+        }
+    };
+    match (method, fields.id) {
+        (Some(method), None) => Ok(Incoming::Notification { method }),
+        (Some(method), Some(id @ (Value::String(_) | Value::Number(_)))) => match fields.params {
+            Some(Err(())) => Err(RpcError::new(code::INVALID_REQUEST, "Invalid Request: \"params\" must be an object")),
+            Some(Ok(params)) => Ok(Incoming::Request { id, method, params: Some(params) }),
+            None => Ok(Incoming::Request { id, method, params: None }),
+        },
+        (Some(_), Some(_)) => {
+            Err(RpcError::new(code::INVALID_REQUEST, "Invalid Request: \"id\" must be a string or an integer"))
+        }
+        (None, _) if fields.result_or_error => Ok(Incoming::Response),
+        (None, _) => {
+            Err(RpcError::new(code::INVALID_REQUEST, "Invalid Request: no \"method\", \"result\" or \"error\""))
+        }
+    }
 }
 
 /// What a method answered: a result `Value`, or a tool's text result.
@@ -176,70 +199,57 @@ pub enum Reply {
 }
 
 /// A tool call's result: one text block (compact JSON) and whether it reports a failure.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+///
+/// The text is kept escaped as the inside of a JSON string, which is how the response carries
+/// it: tools print their answer straight into that form ([`escaped_json`]), so the text is never
+/// escaped in a pass of its own.
+#[derive(Debug, Clone, PartialEq)]
 pub struct ToolText {
-    content: [TextContent; 1],
-    #[serde(rename = "isError")]
+    escaped: String,
     pub is_error: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-struct TextContent {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    text: String,
 }
 
 impl ToolText {
     /// `value` printed as compact JSON.
     pub fn json<T: Serialize + ?Sized>(value: &T, is_error: bool) -> Self {
-        Self::plain(serde_json::to_string(value).unwrap_or_else(|_| "{}".into()), is_error)
+        Self::escaped(escaped_json(value).unwrap_or_else(|_| "{}".into()), is_error)
     }
 
-    /// Any text.
-    pub fn plain(text: impl Into<String>, is_error: bool) -> Self {
-        Self { content: [TextContent { kind: "text", text: text.into() }], is_error }
+    /// A text already escaped as the inside of a JSON string (what [`escaped_json`] prints).
+    pub fn escaped(escaped: String, is_error: bool) -> Self {
+        Self { escaped, is_error }
+    }
+
+    /// Any text, escaped here.
+    pub fn plain(text: &str, is_error: bool) -> Self {
+        Self::escaped(write::escape(text), is_error)
+    }
+
+    /// The text, as the inside of a JSON string.
+    pub fn as_escaped(&self) -> &str {
+        &self.escaped
     }
 
     /// The text itself.
-    pub fn text(&self) -> &str {
-        &self.content[0].text
+    pub fn text(&self) -> String {
+        write::unescape(&self.escaped)
     }
 
     /// The MCP content envelope as a `Value`: `{"content": [{"type": "text", "text": ...}], "isError": ...}`.
     pub fn into_value(self) -> Value {
-        serde_json::to_value(self).unwrap_or(Value::Null)
+        json!({"content": [{"type": "text", "text": self.text()}], "isError": self.is_error})
     }
 }
 
-/// A JSON-RPC response, result or error.
-#[derive(Serialize)]
-struct Response<'a, T: Serialize> {
-    jsonrpc: &'static str,
-    id: Option<&'a RawValue>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    result: Option<T>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<&'a RpcError>,
+pub use write::{escaped_json, result_body};
+
+/// The JSON-RPC error response, printed.
+pub fn error_body(id: Option<&Value>, error: &RpcError) -> Vec<u8> {
+    serde_json::to_vec(&error_message(id, error)).unwrap_or_else(|_| b"{}".to_vec())
 }
 
-/// The JSON-RPC result response, printed.
-pub fn result_body(id: &RawValue, result: &Reply) -> Vec<u8> {
-    let printed = match result {
-        Reply::Value(value) => {
-            serde_json::to_vec(&Response { jsonrpc: "2.0", id: Some(id), result: Some(value), error: None })
-        }
-        Reply::Tool(tool) => {
-            serde_json::to_vec(&Response { jsonrpc: "2.0", id: Some(id), result: Some(tool), error: None })
-        }
-    };
-    printed.unwrap_or_else(|_| b"{}".to_vec())
-}
-
-/// The JSON-RPC error response, printed (`id: null` when the request's id is unknown).
-pub fn error_body(id: Option<&RawValue>, error: &RpcError) -> Vec<u8> {
-    let response = Response::<()> { jsonrpc: "2.0", id, result: None, error: Some(error) };
-    serde_json::to_vec(&response).unwrap_or_else(|_| b"{}".to_vec())
+pub fn error_message(id: Option<&Value>, error: &RpcError) -> Value {
+    json!({"jsonrpc": "2.0", "id": id.cloned().unwrap_or(Value::Null), "error": error})
 }
 
 pub fn notification(method: &str) -> Value {
@@ -252,8 +262,8 @@ pub fn tool_result(value: &Value, is_error: bool) -> Value {
 }
 
 /// Reads `params` as an object (absent params are an empty object).
-pub fn params_object(params: Option<Params<'_>>) -> Result<Map<String, Value>, RpcError> {
-    params.map(Params::into_object).transpose().map(Option::unwrap_or_default)
+pub fn params_object(params: Option<Params<'_>>) -> Map<String, Value> {
+    params.map(Params::into_object).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -275,11 +285,11 @@ mod tests {
         assert_eq!(classify(b"[1]").unwrap_err().code, code::INVALID_REQUEST);
         assert_eq!(classify(br#"{"jsonrpc":"2.0","id":null,"method":"x"}"#).unwrap_err().code, code::INVALID_REQUEST);
         assert_eq!(classify(br#"{"id":1,"method":"x"}"#).unwrap_err().code, code::INVALID_REQUEST);
-        assert!(matches!(
+        assert_eq!(
             classify(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap(),
-            Incoming::Notification { method } if method == "notifications/initialized"
-        ));
-        assert!(matches!(classify(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#).unwrap(), Incoming::Response));
+            Incoming::Notification { method: "notifications/initialized".into() }
+        );
+        assert_eq!(classify(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#).unwrap(), Incoming::Response);
         assert!(matches!(
             classify(br#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#).unwrap(),
             Incoming::Request { method, .. } if method == "ping"

@@ -1,9 +1,8 @@
 //! What each JSON-RPC method does. Knows tools and sessions, not HTTP.
 
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use super::model::{self, CallParams, Params, Reply, RpcError};
+use super::model::{self, CallParams, Member, Params, Reply, RpcError};
 use super::sessions::ClientInfo;
 use super::tools::{self, CallContext};
 use crate::http::Caller;
@@ -30,7 +29,7 @@ pub struct Handled {
     pub session_id: Option<String>,
 }
 
-pub async fn handle(app: &App, meta: RequestMeta, id: &RawValue, method: &str, params: Option<Params<'_>>) -> Handled {
+pub async fn handle(app: &App, meta: RequestMeta, id: &Value, method: &str, params: Option<Params<'_>>) -> Handled {
     let mut session_id = meta.session_id.clone();
     let outcome = match method {
         "initialize" => initialize(app, &meta, params).map(|(minted, result)| {
@@ -39,18 +38,17 @@ pub async fn handle(app: &App, meta: RequestMeta, id: &RawValue, method: &str, p
         }),
         "ping" => Ok(Reply::Value(json!({}))),
         "tools/list" => tools_list(app, params).map(Reply::Value),
-        model::TOOLS_CALL => match params.map(Params::into_call).transpose() {
-            Ok(params) => tools_call(app, meta, params.unwrap_or_default()).await.map(Reply::Tool),
-            Err(error) => Err(error),
-        },
+        model::TOOLS_CALL => {
+            let params = params.map(Params::into_call).unwrap_or_default();
+            tools_call(app, meta, params).await.map(Reply::Tool)
+        }
         "tasks/get" | "tasks/list" | "tasks/cancel" | "tasks/result" => {
-            model::params_object(params).and_then(|params| {
-                let bound = meta.session_id.as_deref().and_then(|s| app.mcp.sessions.tuic_session(s));
-                let identity = meta.tuic_session.clone().or(bound).or_else(|| meta.session_id.clone());
-                let loopback = meta.caller.require_loopback(method).is_ok();
-                crate::agentwire::task_tool::handle_method(app, identity.as_deref(), loopback, method, &params)
-                    .map(Reply::Value)
-            })
+            let bound = meta.session_id.as_deref().and_then(|s| app.mcp.sessions.tuic_session(s));
+            let identity = meta.tuic_session.clone().or(bound).or_else(|| meta.session_id.clone());
+            let params = model::params_object(params);
+            let loopback = meta.caller.require_loopback(method).is_ok();
+            crate::agentwire::task_tool::handle_method(app, identity.as_deref(), loopback, method, &params)
+                .map(Reply::Value)
         }
         // The 2026-07-28 discovery probe: this legacy endpoint answers method-not-found so that
         // modern clients fall back to initialize.
@@ -64,7 +62,7 @@ pub async fn handle(app: &App, meta: RequestMeta, id: &RawValue, method: &str, p
 }
 
 fn initialize(app: &App, meta: &RequestMeta, params: Option<Params<'_>>) -> Result<(String, Value), RpcError> {
-    let params = model::params_object(params)?;
+    let params = model::params_object(params);
     let requested = params.get("protocolVersion").and_then(Value::as_str);
     let version = model::negotiate(requested);
     let client_name = params.get("clientInfo").and_then(|c| c.get("name")).and_then(Value::as_str).map(String::from);
@@ -112,16 +110,16 @@ fn initialize(app: &App, meta: &RequestMeta, params: Option<Params<'_>>) -> Resu
 }
 
 fn tools_list(app: &App, params: Option<Params<'_>>) -> Result<Value, RpcError> {
-    if model::params_object(params)?.get("cursor").is_some_and(|c| !c.is_null()) {
+    if model::params_object(params).get("cursor").is_some_and(|c| !c.is_null()) {
         return Err(RpcError::invalid_params("tools/list: invalid cursor (tuicd lists every tool in one page)"));
     }
     Ok(tools::list(tools::registry(), &app.config.get()))
 }
 
-async fn tools_call(app: &App, meta: RequestMeta, params: CallParams) -> Result<tools::ToolText, RpcError> {
+async fn tools_call(app: &App, meta: RequestMeta, params: CallParams<'_>) -> Result<tools::ToolText, RpcError> {
     let name = match params.name {
-        Some(Value::String(name)) => name,
-        Some(_) => return Err(RpcError::invalid_params("tools/call: \"name\" must be a string")),
+        Some(Member::Str(name)) => name,
+        Some(Member::Other) => return Err(RpcError::invalid_params("tools/call: \"name\" must be a string")),
         None => return Err(RpcError::invalid_params("tools/call: \"name\" is required")),
     };
     if let (Some(session), Some(tuic_session)) = (&meta.session_id, &meta.tuic_session) {

@@ -22,11 +22,19 @@ use crate::config::AppConfig;
 use crate::http::Caller;
 use crate::state::App;
 
-pub type ToolFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send>>;
+pub type ToolFuture = Pin<Box<dyn Future<Output = Result<Answer, ToolError>> + Send>>;
 
-/// A tool's `call` body as a [`ToolFuture`].
+/// What a tool answered: a value, or (for hot actions) the value already printed as compact JSON
+/// escaped for the result's text block ([`crate::mcp::model::escaped_json`]), which goes in as it is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    Value(Value),
+    Escaped(String),
+}
+
+/// A tool's `call` body that answers with values, as a [`ToolFuture`].
 pub fn boxed(work: impl Future<Output = Result<Value, ToolError>> + Send + 'static) -> ToolFuture {
-    Box::pin(work)
+    Box::pin(work.map(|answer| answer.map(Answer::Value)))
 }
 
 /// One native tool. Static data plus two function pointers, so the registry is a plain slice.
@@ -145,7 +153,8 @@ pub async fn call(
     };
     let outcome = AssertUnwindSafe((tool.call)(ctx, args)).catch_unwind().await;
     Ok(match outcome {
-        Ok(Ok(value)) => ToolText::json(&value, false),
+        Ok(Ok(Answer::Value(value))) => ToolText::json(&value, false),
+        Ok(Ok(Answer::Escaped(text))) => ToolText::escaped(text, false),
         Ok(Err(error)) => ToolText::json(&error.0, true),
         Err(panic) => {
             let what = panic_message(&panic);

@@ -11,7 +11,7 @@ mod wait;
 use serde_json::{Map, Value};
 
 use super::schema::{self, ActionSchema};
-use super::{CallContext, ToolDef, ToolError, ToolFuture, params as parse, take_action};
+use super::{Answer, CallContext, ToolDef, ToolError, ToolFuture, params as parse, take_action};
 use crate::session::SessionError;
 
 pub const NAME: &str = "session";
@@ -82,8 +82,10 @@ fn call(ctx: CallContext, mut args: Map<String, Value>) -> ToolFuture {
         if LOOPBACK_ONLY.contains(&action) {
             ctx.require_loopback(NAME, action)?;
         }
-        match action {
-            "status" => status::status(&ctx, parse(NAME, action, args)?),
+        if action == "status" {
+            return status::status(&ctx, parse(NAME, action, args)?).map(Answer::Escaped);
+        }
+        let answer = match action {
             "list" => parse::<params::List>(NAME, action, args).map(|_| actions::list(&ctx)),
             "create" => actions::create(&ctx, parse(NAME, action, args)?).await,
             "input" => actions::input(&ctx, parse(NAME, action, args)?).await,
@@ -99,7 +101,8 @@ fn call(ctx: CallContext, mut args: Map<String, Value>) -> ToolFuture {
                 parse::<params::List>(NAME, action, args)?;
                 actions::process_stats(&ctx).await
             }
-        }
+        };
+        answer.map(Answer::Value)
     })
 }
 

@@ -1,45 +1,177 @@
-//! `session action=status`: the session's info with the agent engine's view under `state`,
-//! `agent_state` and `background_work` lifted to the top level, and the PTY description.
+//! `session action=status`, serialised straight to its JSON text.
+//!
+//! The answer is the session's info with the agent engine's view under `state`, `agent_state`
+//! and `background_work` lifted to the top level, and the PTY description. It used to be built
+//! as a `serde_json::Value` (a tree of sorted maps) and then printed; these views print the same
+//! bytes without the tree: their fields are declared in alphabetical order, which is the order a
+//! `Value` object prints its keys in (the tests compare both ways).
 
-use proto::session::SessionInfo;
+use proto::session::{SessionInfo, ShellState};
+use serde::Serialize;
 use serde_json::Value;
 
 use super::params::Target;
 use super::session_error;
-use crate::agent::AgentStatus;
-use crate::mcp::tools::{CallContext, ToolError, to_value};
+use crate::agent::{AgentState, AgentStatus, ComposerState};
+use crate::mcp::model::escaped_json;
+use crate::mcp::tools::{CallContext, ToolError};
 
-pub fn status(ctx: &CallContext, p: Target) -> Result<Value, ToolError> {
+/// The `status` answer. Keys in alphabetical order; optional values omitted, never null.
+#[derive(Debug, Serialize)]
+struct StatusAnswer<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent_state: Option<AgentState>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent_type: Option<&'a str>,
+    alias: &'a str,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    background_work: bool,
+    cols: u16,
+    cwd: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    display_name: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exit_code: Option<i32>,
+    exited: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    paused: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pid: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pty_description: Option<&'a str>,
+    rows: u16,
+    session_id: &'a str,
+    shell: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shell_state: Option<ShellState>,
+    state: StateView<'a>,
+    total_lines: u64,
+    total_written: u64,
+    tuic_session: &'a str,
+}
+
+/// [`AgentStatus`] with its keys in alphabetical order.
+#[derive(Debug, Serialize)]
+struct StateView<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent_intent: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent_state: Option<AgentState>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent_type: Option<&'static str>,
+    awaiting_input: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    background_work: bool,
+    /// Nested objects of its own: printed through a `Value` so that their keys sort too. Rare
+    /// (only while a choice prompt is on screen).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    choice_prompt: Option<Value>,
+    composer_state: ComposerState,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    idle_confirmed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    intent_title: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    last_exit_code: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    progress: Option<u8>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    question_confident: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    question_text: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shell_state: Option<crate::agent::ShellState>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    suggested_actions: Option<&'a [String]>,
+    turn_epoch: u64,
+}
+
+/// The answer's JSON text, escaped for the result's text block ([`escaped_json`]).
+pub fn status(ctx: &CallContext, p: Target) -> Result<String, ToolError> {
     let session = ctx.app.sessions.resolve(&p.session_id).map_err(session_error)?;
     let (info, agent) = session.info_and_status();
     let description = ctx.app.mcp.pty_description(&session.id);
-    answer(info, &agent, description)
+    render(&info, &agent, description.as_deref(), |answer| escaped_json(answer))
 }
 
-fn answer(mut info: SessionInfo, agent: &AgentStatus, pty_description: Option<String>) -> Result<Value, ToolError> {
-    info.state = Some(to_value(agent)?);
-    let Value::Object(mut map) = to_value(&info)? else {
-        return Err(ToolError::new("could not encode the result: the session info is not an object"));
+/// Prints the answer with `print` (the tests print it plainly too).
+fn render(
+    info: &SessionInfo,
+    agent: &AgentStatus,
+    pty_description: Option<&str>,
+    print: impl FnOnce(&StatusAnswer<'_>) -> serde_json::Result<String>,
+) -> Result<String, ToolError> {
+    let choice_prompt = match &agent.choice_prompt {
+        Some(prompt) => Some(crate::mcp::tools::to_value(prompt)?),
+        None => None,
     };
-    for key in ["agent_state", "background_work"] {
-        if let Some(value) = map.get("state").and_then(|state| state.get(key)).cloned() {
-            map.insert(key.into(), value);
-        }
-    }
-    if let Some(description) = pty_description {
-        map.insert("pty_description".into(), Value::String(description));
-    }
-    Ok(Value::Object(map))
+    let state = StateView {
+        agent_intent: agent.agent_intent.as_deref(),
+        agent_state: agent.agent_state,
+        agent_type: agent.agent_type,
+        awaiting_input: agent.awaiting_input,
+        background_work: agent.background_work,
+        choice_prompt,
+        composer_state: agent.composer_state,
+        idle_confirmed: agent.idle_confirmed,
+        intent_title: agent.intent_title.as_deref(),
+        last_exit_code: agent.last_exit_code,
+        progress: agent.progress,
+        question_confident: agent.question_confident,
+        question_text: agent.question_text.as_deref(),
+        shell_state: agent.shell_state,
+        suggested_actions: agent.suggested_actions.as_deref(),
+        turn_epoch: agent.turn_epoch,
+    };
+    let answer = StatusAnswer {
+        agent_state: agent.agent_state,
+        agent_type: info.agent_type.as_deref(),
+        alias: &info.alias,
+        background_work: agent.background_work,
+        cols: info.cols,
+        cwd: &info.cwd,
+        display_name: info.display_name.as_deref(),
+        exit_code: info.exit_code,
+        exited: info.exited,
+        paused: info.paused,
+        pid: info.pid,
+        pty_description,
+        rows: info.rows,
+        session_id: &info.session_id,
+        shell: &info.shell,
+        shell_state: info.shell_state,
+        state,
+        total_lines: info.total_lines,
+        total_written: info.total_written,
+        tuic_session: &info.tuic_session,
+    };
+    print(&answer).map_err(|e| ToolError::new(format!("could not encode the result: {e}")))
 }
 
 #[cfg(test)]
 mod tests {
-    use proto::session::ShellState;
-
     use super::*;
-    use crate::agent::{AgentState, ChoiceOption, ChoicePrompt, ComposerState};
+    use crate::agent::{ChoiceOption, ChoicePrompt};
 
-    /// A session and agent view with every optional field set.
+    /// What `status` answered when it built a `Value`: the info with `state`, `agent_state` and
+    /// `background_work` lifted from it, and the description.
+    fn through_value(info: &SessionInfo, agent: &AgentStatus, pty_description: Option<&str>) -> String {
+        let mut info = info.clone();
+        info.state = serde_json::to_value(agent).ok();
+        let Value::Object(mut map) = serde_json::to_value(&info).unwrap() else { unreachable!() };
+        for key in ["agent_state", "background_work"] {
+            if let Some(value) = map["state"].get(key).cloned() {
+                map.insert(key.into(), value);
+            }
+        }
+        if let Some(description) = pty_description {
+            map.insert("pty_description".into(), Value::String(description.into()));
+        }
+        serde_json::to_string(&map).unwrap()
+    }
+
+    /// Every field named, so that a field added to either type fails to compile here until the
+    /// views above carry it.
     fn full() -> (SessionInfo, AgentStatus) {
         let info = SessionInfo {
             session_id: "s-1".into(),
@@ -92,24 +224,46 @@ mod tests {
         (info, agent)
     }
 
-    #[test]
-    fn the_agent_view_is_nested_and_its_state_lifted_to_the_top() {
-        let (info, agent) = full();
-        let answer = answer(info.clone(), &agent, Some("fix it".into())).unwrap();
-        assert_eq!(answer["session_id"], "s-1");
-        assert_eq!(answer["state"], serde_json::to_value(&agent).unwrap());
-        assert_eq!(answer["agent_state"], answer["state"]["agent_state"]);
-        assert_eq!(answer["background_work"], true);
-        assert_eq!(answer["pty_description"], "fix it");
-        assert_eq!(answer["state"]["choice_prompt"]["options"][0]["label"], "Yes");
-        let quiet = AgentStatus { agent_state: None, background_work: false, ..agent };
-        let answer = answer_of(info, &quiet);
-        for absent in ["agent_state", "background_work", "pty_description"] {
-            assert!(answer.get(absent).is_none(), "{absent} is omitted, never null: {answer}");
-        }
+    /// The text, printed plainly and escaped as `status` sends it (which must be the same text).
+    fn plain(info: &SessionInfo, agent: &AgentStatus, pty_description: Option<&str>) -> String {
+        let text = render(info, agent, pty_description, |a| serde_json::to_string(a)).unwrap();
+        let escaped = render(info, agent, pty_description, |a| escaped_json(a)).unwrap();
+        assert_eq!(crate::mcp::model::ToolText::escaped(escaped, false).text(), text);
+        text
     }
 
-    fn answer_of(info: SessionInfo, agent: &AgentStatus) -> Value {
-        answer(info, agent, None).unwrap()
+    #[test]
+    fn the_text_is_what_the_value_tree_printed() {
+        let (info, agent) = full();
+        assert_eq!(plain(&info, &agent, Some("fix it")), through_value(&info, &agent, Some("fix it")));
+        let bare_info = SessionInfo {
+            display_name: None,
+            agent_type: None,
+            pid: None,
+            shell_state: None,
+            paused: false,
+            exited: false,
+            exit_code: None,
+            ..info
+        };
+        let bare_agent = AgentStatus {
+            agent_type: None,
+            shell_state: None,
+            agent_state: None,
+            awaiting_input: false,
+            question_text: None,
+            question_confident: false,
+            choice_prompt: None,
+            background_work: false,
+            idle_confirmed: false,
+            agent_intent: None,
+            intent_title: None,
+            suggested_actions: None,
+            progress: None,
+            last_exit_code: None,
+            composer_state: ComposerState::Empty,
+            ..agent
+        };
+        assert_eq!(plain(&bare_info, &bare_agent, None), through_value(&bare_info, &bare_agent, None));
     }
 }
