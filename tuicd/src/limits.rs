@@ -13,6 +13,9 @@ pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
 pub const COMPRESSION_MIN_BYTES: u64 = 860;
 /// Concurrent connections per listener; further accepts wait for a slot.
 pub const MAX_CONNECTIONS: usize = 1024;
+/// Times a connection is polled again at once when it woke itself during a poll (hyper's request
+/// body channel does, once per request with a body) before it yields to the scheduler instead.
+pub const CONNECTION_INLINE_REPOLLS: usize = 4;
 /// How long shutdown waits for in-flight requests before it gives up on them.
 pub const SHUTDOWN_DRAIN: Duration = Duration::from_secs(10);
 

@@ -4,6 +4,7 @@
 pub mod auth;
 pub mod ipc;
 mod permit;
+mod repoll;
 mod service;
 pub mod tcp;
 pub mod tls;

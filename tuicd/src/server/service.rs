@@ -47,6 +47,7 @@ where
     // every lifetime of its boxed error (a higher-ranked inference limitation).
     let watched: std::pin::Pin<Box<dyn Future<Output = Result<(), crate::http::BoxError>> + Send>> =
         Box::pin(graceful.watch(conn.into_owned()));
+    let watched = super::repoll::Repoll::new(watched);
     tokio::spawn(async move {
         if let Err(e) = watched.await {
             tracing::debug!(error = %e, "connection ended with an error");
