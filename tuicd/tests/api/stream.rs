@@ -146,22 +146,22 @@ async fn a_stalled_client_is_told_it_lagged_and_resynced_from_the_ring() {
     let daemon = Daemon::start().await;
     let id = create_id(&daemon, json!({})).await;
     let mut socket = connect(&daemon, &format!("/sessions/{id}/stream?cursor=0")).await;
-    // ~4.5 MB while this client reads nothing: beyond the 2 MiB ring, the broadcast window and
-    // the socket buffers.
-    write(&daemon, &id, "stty -echo; seq 1 600000; exit 0\n").await;
+    // ~13 MB while this client reads nothing: beyond the broadcast's window (at most 8 MiB), the
+    // 2 MiB ring and the socket buffers.
+    write(&daemon, &id, "stty -echo; seq 1 1500000; exit 0\n").await;
     let started = std::time::Instant::now();
     crate::harness::wait_until("the flood ended", 3 * DEADLINE, || async {
         let (_, info) = daemon.get(&format!("/sessions/{id}")).await;
         (info["exited"] == true).then_some(())
     })
     .await;
-    eprintln!("flood of 4.5 MB took {:?}", started.elapsed());
+    eprintln!("flood of 13 MB took {:?}", started.elapsed());
     let t = read_to_close(&mut socket).await;
     let (_, info) = daemon.get(&format!("/sessions/{id}")).await;
     let total = info["total_written"].as_u64().unwrap();
     assert!(t.missed > 0, "the stalled client was told it lagged");
     assert_eq!(t.data.len() as u64 + t.missed, total, "what it got plus what it was told it missed");
-    assert!(t.data.ends_with("600000\r\n"));
+    assert!(t.data.ends_with("1500000\r\n"));
     assert_eq!(&t.frames[t.frames.len() - 2..], ["exit", "closed"]);
     let (_, metrics) = daemon.get("/metrics").await;
     assert!(metrics["ws_lag_resyncs"].as_u64().unwrap() >= 1 || t.spans[0].0 > 0);
