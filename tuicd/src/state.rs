@@ -36,10 +36,10 @@ pub struct Shared {
     pub tcp: TcpControl,
     /// The MCP endpoint: protocol sessions and their GET streams.
     pub mcp: McpState,
-    /// Spawned agents, task handles, the progress journal (see [`crate::agentwire`]).
-    pub agents: crate::agentwire::AgentsState,
-    /// Peer identities, inboxes and delivery (see [`crate::peers`]).
-    pub peers: crate::peers::Peers,
+    /// Spawned agents, task handles, the progress journal (see [`crate::agent_runtime`]).
+    pub agents: crate::agent_runtime::AgentsState,
+    /// Peer identities, inboxes and delivery (see [`crate::messaging_runtime`]).
+    pub peers: crate::messaging_runtime::Peers,
     /// Flips to true once when the daemon starts shutting down; long-lived streams end on it.
     pub shutdown: watch::Receiver<bool>,
     pub request_timeout: Duration,
@@ -60,9 +60,9 @@ impl Shared {
     ) -> Self {
         let events = Arc::new(EventBus::new());
         let sessions = SessionRegistry::new(events.clone(), &config_dir);
-        let agents = crate::agentwire::AgentsState::default();
+        let agents = crate::agent_runtime::AgentsState::default();
         // The agent engine attaches to every session from outside the session core.
-        sessions.set_attach_factory(crate::agentwire::attach_factory(events.clone(), agents.edges.clone()));
+        sessions.set_attach_factory(crate::agent_runtime::attach_factory(events.clone(), agents.edges.clone()));
         Self {
             sessions,
             config,

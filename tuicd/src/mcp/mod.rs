@@ -78,7 +78,7 @@ impl McpState {
 
 /// Forgets protocol sessions unused for `ttl` ([`crate::limits::MCP_SESSION_IDLE_TTL`] outside tests), every
 /// [`MCP_REAPER_INTERVAL`] (or `ttl`, if shorter) until shutdown. A reaped session's peer
-/// identity survives while it is still addressable (see [`crate::peers::transport_ended`]).
+/// identity survives while it is still addressable (see [`crate::messaging_runtime::transport_ended`]).
 pub fn spawn_reaper(app: &App, ttl: Duration) {
     let app = app.clone();
     tokio::spawn(async move {
@@ -93,9 +93,9 @@ pub fn spawn_reaper(app: &App, ttl: Duration) {
                         tracing::info!(source = "mcp", reaped = reaped.len(), "reaped idle MCP sessions");
                     }
                     for protocol_session in &reaped {
-                        crate::peers::transport_ended(&app, protocol_session);
+                        crate::messaging_runtime::transport_ended(&app, protocol_session);
                     }
-                    crate::peers::sweep(&app);
+                    crate::messaging_runtime::sweep(&app);
                 }
             }
         }

@@ -97,7 +97,7 @@ fn initialize(app: &App, meta: &RequestMeta, params: Option<Params<'_>>) -> Resu
         "MCP initialize"
     );
     if let Some(tuic_session) = &meta.tuic_session {
-        crate::peers::bind(app, &protocol_session, tuic_session);
+        crate::messaging_runtime::bind(app, &protocol_session, tuic_session);
     }
     let result = json!({
         "protocolVersion": version,
@@ -126,7 +126,7 @@ async fn tools_call(app: &App, meta: RequestMeta, params: CallParams<'_>) -> Res
         None => return Err(RpcError::invalid_params("tools/call: \"name\" is required")),
     };
     if let (Some(protocol_session), Some(tuic_session)) = (&meta.session_id, &meta.tuic_session) {
-        crate::peers::refresh(app, protocol_session, tuic_session);
+        crate::messaging_runtime::refresh(app, protocol_session, tuic_session);
     }
     let bound = meta.session_id.as_deref().and_then(|s| app.mcp.protocol_sessions.identity(s));
     let ctx = CallContext {

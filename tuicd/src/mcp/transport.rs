@@ -98,7 +98,7 @@ pub async fn delete(app: &App, caller: &Caller, req: Request) -> ApiResult {
     };
     let existed = app.mcp.protocol_sessions.remove(&session);
     tracing::info!(source = "mcp", session = %session, existed, "MCP session ended by DELETE");
-    crate::peers::transport_ended(app, &session);
+    crate::messaging_runtime::transport_ended(app, &session);
     crate::http::body::ok_json(&serde_json::json!({"ok": true}))
 }
 

@@ -82,8 +82,8 @@ impl Daemon {
             anyhow::bail!("remote access is enabled but its listener cannot start: {e}");
         }
         crate::mcp::spawn_reaper(&app, options.mcp_session_ttl);
-        crate::peers::start(&app);
-        tokio::spawn(crate::agentwire::progress::record_intents(app.clone()));
+        crate::messaging_runtime::start(&app);
+        tokio::spawn(crate::agent_runtime::progress::record_intents(app.clone()));
         Ok(Self { app, ipc, stopping })
     }
 

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::action::action;
 use super::{CallContext, ToolDef, ToolError};
 use crate::agent::AgentState;
-use crate::agentwire::tasks::{Task, TaskError, TaskStatus};
+use crate::agent_runtime::tasks::{Task, TaskError, TaskStatus};
 use crate::state::App;
 
 pub const NAME: &str = "task";

@@ -8,9 +8,9 @@ use serde_json::{Value, json};
 
 use super::session_error;
 use crate::agent::adapters::PromptDelivery;
-use crate::agentwire::AgentLink;
-use crate::agentwire::state::AgentCounters;
-use crate::agentwire::submit::{SubmitError, SubmitParams, submit as run_submit};
+use crate::agent_runtime::AgentLink;
+use crate::agent_runtime::state::AgentCounters;
+use crate::agent_runtime::submit::{SubmitError, SubmitParams, submit as run_submit};
 use crate::mcp::tools::{CallContext, ToolError, to_value};
 use crate::session::Session;
 

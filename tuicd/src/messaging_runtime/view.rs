@@ -57,7 +57,7 @@ impl Liveness for View<'_> {
     /// typed message as a command, so its identity is treated like an external peer (inbox only).
     fn terminal_facts(&self, tuic_session: Uuid) -> Option<TerminalFacts> {
         let session = self.session_of(tuic_session)?;
-        let (adapter, state, ready) = crate::agentwire::AgentLink::of(&session)?
+        let (adapter, state, ready) = crate::agent_runtime::AgentLink::of(&session)?
             .with_tracker(|t| (t.adapter(), t.snapshot_state(), t.check_submit().is_ok()));
         let adapter = adapter?;
         let agent = if adapter.id == CLAUDE_CODE { AgentKind::ClaudeCode } else { AgentKind::Other };

@@ -9,7 +9,7 @@
 //!   `TUIC_SESSION`, transport liveness (a GET stream, or a request within the 6 s owner grace),
 //!   and delivery facts from the session's agent engine.
 //! - One driver task ([`driver::run`]) owns every PTY write messaging makes. It wakes on the
-//!   core's delivery signal and on [`crate::agentwire::LifecycleEdge`]s (agent state / readiness
+//!   core's delivery signal and on [`crate::agent_runtime::LifecycleEdge`]s (agent state / readiness
 //!   changes, session exits, sent by the engine under its tracker lock, so in order), and:
 //!   pushes payloads to a working Claude Code turn as `notifications/claude/channel`, or queues
 //!   them in the recipient's [`InjectionQueue`] and types at most one per idle transition

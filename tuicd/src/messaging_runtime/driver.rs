@@ -9,8 +9,8 @@ use uuid::Uuid;
 
 use super::view::View;
 use crate::agent::AgentState;
-use crate::agentwire::submit::{SubmitError, submit};
-use crate::agentwire::{AgentLink, EdgeKind, LifecycleEdge};
+use crate::agent_runtime::submit::{SubmitError, submit};
+use crate::agent_runtime::{AgentLink, EdgeKind, LifecycleEdge};
 use crate::limits::WAKE_NOTICE_EXPIRY;
 use crate::messaging::injection::{QueueEntry, frame_for_terminal};
 use crate::messaging::{AgentKind, AgentMessage, ChildState, Lifecycle, Liveness, WakeResult};
