@@ -244,6 +244,9 @@ pub const TASK_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 pub const TASK_MAX: usize = 4096;
 /// `poll_interval_ms` every task handle advertises (seed value).
 pub const TASK_POLL_INTERVAL_MS: u64 = 1000;
+/// How long `tasks/result` blocks for a task to end: the longest blocking wait, so the answer (a
+/// result, or "call again") always beats the request timeout.
+pub const TASK_RESULT_WAIT: Duration = Duration::from_millis(SESSION_WAIT_RUN_MAX_MS);
 /// Progress journal: longest `text` accepted, longest line read back (longer lines are skipped),
 /// and most entries one `progress_list` returns.
 pub const PROGRESS_TEXT_MAX_CHARS: usize = 2000;

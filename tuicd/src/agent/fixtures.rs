@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::adapters::by_id;
-use super::{AgentState, AgentTracker, Screen};
+use super::{AgentState, AgentTracker, Readiness, Screen};
 
 #[derive(Debug, Default)]
 struct Fixture {
@@ -14,6 +14,7 @@ struct Fixture {
     options: Option<usize>,
     intent: Option<String>,
     confirmed: Option<bool>,
+    hold: Option<bool>,
     cursor: Option<(u16, u16)>,
     alternate: bool,
     new_turn: bool,
@@ -35,6 +36,7 @@ fn parse(path: &Path) -> Fixture {
             "options" => fixture.options = Some(value.parse().unwrap()),
             "intent" => fixture.intent = Some(value.to_owned()),
             "confirmed" => fixture.confirmed = Some(value == "true"),
+            "hold" => fixture.hold = Some(value == "true"),
             "cursor" => {
                 let (row, col) = value.split_once(' ').unwrap();
                 fixture.cursor = Some((row.parse().unwrap(), col.parse().unwrap()));
@@ -97,7 +99,8 @@ fn every_recorded_screen_gives_its_expected_state() {
     let mut failures = Vec::new();
     for (agent, path) in &files {
         let fixture = parse(path);
-        let status = replay(agent, &fixture).snapshot();
+        let tracker = replay(agent, &fixture);
+        let status = tracker.snapshot();
         let name = path.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap_or(path).display();
         if fixture.expect.is_some() && status.agent_state != fixture.expect {
             failures.push(format!("{name}: agent_state {:?}, expected {:?}", status.agent_state, fixture.expect));
@@ -116,11 +119,39 @@ fn every_recorded_screen_gives_its_expected_state() {
             failures
                 .push(format!("{name}: idle_confirmed {}, expected {:?}", status.idle_confirmed, fixture.confirmed));
         }
+        let held = tracker.check_submit().is_err();
+        if fixture.hold.is_some_and(|h| h != held) {
+            failures.push(format!("{name}: typing held {held}, expected {:?}", fixture.hold));
+        }
+        failures.extend(disagreement(&tracker).map(|d| format!("{name}: {d}")));
         if fixture.expect != Some(AgentState::AwaitingInput) && status.awaiting_input {
             failures.push(format!("{name}: a question was detected where there is none"));
         }
     }
     assert!(failures.is_empty(), "{} of {} fixtures failed:\n{}", failures.len(), files.len(), failures.join("\n"));
+}
+
+/// Where the consumers of "confirmed idle" read one screen differently: status
+/// (`idle_confirmed`), submit and typed delivery (`check_submit`), lifecycle mail (the edge's
+/// `confirmed_idle`, read from [`Readiness`]) and `wait until=idle` ([`Readiness::settled`]).
+fn disagreement(tracker: &AgentTracker) -> Option<String> {
+    let status = tracker.snapshot();
+    let readiness = tracker.readiness();
+    let confirmed = readiness == Readiness::ConfirmedIdle;
+    let submit = tracker.check_submit().is_ok();
+    let question = matches!(readiness, Readiness::Question { .. });
+    let waited = readiness.settled();
+    let agrees = status.idle_confirmed == confirmed
+        && submit == confirmed
+        && waited == (confirmed || question)
+        && (!confirmed || matches!(status.agent_state, Some(AgentState::Idle | AgentState::Completed)))
+        && status.awaiting_input == (readiness == Readiness::Question { confident: true });
+    (!agrees).then(|| {
+        format!(
+            "consumers disagree: idle_confirmed {}, readiness {readiness:?}, submit ok {submit}, agent_state {:?}",
+            status.idle_confirmed, status.agent_state
+        )
+    })
 }
 
 #[test]

@@ -24,6 +24,8 @@
 //! set_background_work(&mut self, alive: bool, now: Instant) -> Vec<AgentEvent>
 //!     with background::has_background_work(descendants) from the process probe
 //! check_submit(&self) -> Result<(), SubmitRefusal>     snapshot(&self) -> AgentStatus
+//! readiness(&self) -> Readiness     the one definition of a confirmed idle (status, wait, submit,
+//!     typed delivery and lifecycle mail all read it)
 //! composer_state(&self) -> ComposerState               turn_epoch(&self) -> u64
 //! ```
 //!
@@ -88,4 +90,4 @@ pub use adapters::Adapter;
 pub use event::{AgentEvent, AgentState, AgentStatus, ChoiceOption, ChoicePrompt, ComposerState, Intent, ShellState};
 pub use input_line::InputLineBuffer;
 pub use screen::Screen;
-pub use tracker::{AgentTracker, SubmitRefusal};
+pub use tracker::{AgentTracker, Readiness, SubmitRefusal};

@@ -160,6 +160,9 @@ impl SubmitRefusal {
             SubmitRefusal::AwaitingInput => {
                 "the agent is waiting on a question or approval; answer it with session action=input"
             }
+            SubmitRefusal::QuestionSuspected => {
+                "the agent's last lines look like a question; read them with session action=status and answer with session action=input"
+            }
             SubmitRefusal::Busy => "the agent is not idle; wait with session action=wait until=idle",
             SubmitRefusal::Unconfirmed => "the agent is quiet but no ready prompt or marker confirms it is idle yet",
             SubmitRefusal::ComposerNotEmpty(ComposerState::Unknown) => {

@@ -45,7 +45,7 @@ use serde_json::json;
 use tokio::sync::watch;
 
 use crate::agent::adapters::{self, Adapter};
-use crate::agent::{AgentEvent, AgentState, AgentStatus, AgentTracker, Screen};
+use crate::agent::{AgentEvent, AgentState, AgentStatus, AgentTracker, Readiness, Screen};
 use crate::events::EventBus;
 use crate::limits::{AGENT_TICK_INTERVAL, AGENT_TICK_LINGER, BACKGROUND_PROBE_INTERVAL};
 use crate::session::{Announcer, SessionEvent};
@@ -65,10 +65,12 @@ pub struct LifecycleEdge {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EdgeKind {
-    /// The agent's canonical state, and whether a typed turn may go in now (confirmed idle or
-    /// completed, empty composer, no question): the same test `session action=submit` applies.
+    /// The agent's canonical state, whether it is confirmed idle (the engine's one definition,
+    /// [`crate::agent::Readiness`]), and whether a typed turn may go in now (confirmed idle with an
+    /// empty composer): the same test `session action=submit` applies.
     Agent {
         state: Option<AgentState>,
+        confirmed_idle: bool,
         ready: bool,
     },
     Exited {
@@ -103,17 +105,18 @@ impl Drop for TrackerGuard<'_> {
     fn drop(&mut self) {
         let Some(sink) = &self.inner.edges else { return };
         let state = self.tracker.snapshot_state();
+        let confirmed_idle = state.is_some() && self.tracker.readiness() == Readiness::ConfirmedIdle;
         let ready = state.is_some() && self.tracker.check_submit().is_ok();
         let mut last = self.inner.last_edge.lock().unwrap_or_else(|e| e.into_inner());
         // After the session's end only its `Exited` edge (sent by the registry) may follow.
-        if *last == (state, ready) || *self.inner.ended.lock().unwrap_or_else(|e| e.into_inner()) {
+        if *last == (state, confirmed_idle, ready) || *self.inner.ended.lock().unwrap_or_else(|e| e.into_inner()) {
             return;
         }
-        *last = (state, ready);
+        *last = (state, confirmed_idle, ready);
         let _ = sink.send(LifecycleEdge {
             session_id: self.inner.session_id.clone(),
             tuic_session: self.inner.tuic_session.clone(),
-            kind: EdgeKind::Agent { state, ready },
+            kind: EdgeKind::Agent { state, confirmed_idle, ready },
         });
     }
 }
@@ -135,7 +138,7 @@ struct Inner {
     tuic_session: String,
     edges: Option<EdgeSink>,
     /// The last (state, ready) reported on `edges`; written under the tracker lock.
-    last_edge: Mutex<(Option<AgentState>, bool)>,
+    last_edge: Mutex<(Option<AgentState>, bool, bool)>,
     /// The process whose descendants are probed for background work: the session's child when
     /// it is the agent itself, or the agent a shell session runs in its foreground.
     probe_root: Mutex<Option<u32>>,
@@ -187,7 +190,7 @@ impl AgentLink {
                 session_id: session_id.to_owned(),
                 tuic_session: tuic_session.to_owned(),
                 edges,
-                last_edge: Mutex::new((None, false)),
+                last_edge: Mutex::new((None, false, false)),
                 probe_root: Mutex::new(child.filter(|_| adapter.is_some())),
                 shell_pid: child.filter(|_| adapter.is_none()),
                 pty: Mutex::new(pty.filter(|_| adapter.is_none())),

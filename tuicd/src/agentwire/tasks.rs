@@ -90,6 +90,8 @@ impl std::fmt::Display for TaskError {
 #[derive(Debug, Default)]
 pub struct TaskStore {
     tasks: Mutex<VecDeque<Task>>,
+    /// Woken whenever a task ends (exit or cancel), for `tasks/result` waiters.
+    ended: tokio::sync::Notify,
 }
 
 fn now_ms() -> u64 {
@@ -164,6 +166,7 @@ impl TaskStore {
         }
         task.status = TaskStatus::Cancelled;
         task.updated_ms = now_ms();
+        self.ended.notify_waiters();
         Ok((true, task.clone()))
     }
 
@@ -185,7 +188,43 @@ impl TaskStore {
                 task.result = Some(json!({"session_id": session_id, "exit_code": exit_code}));
             }
         }
+        self.ended.notify_waiters();
     }
+
+    /// Resolves at the next end of any task. Enable it (or poll it once) before reading the task,
+    /// so an end between the read and the wait still wakes the waiter.
+    pub fn ended(&self) -> tokio::sync::futures::Notified<'_> {
+        self.ended.notified()
+    }
+}
+
+impl Task {
+    pub fn created_ms(&self) -> u64 {
+        self.created_ms
+    }
+
+    pub fn updated_ms(&self) -> u64 {
+        self.updated_ms
+    }
+}
+
+/// A Unix time in milliseconds as an ISO 8601 UTC timestamp (`2026-12-01T15:20:38.123Z`), the form
+/// MCP Tasks use for `createdAt` and `lastUpdatedAt`.
+pub fn iso8601_utc(unix_ms: u64) -> String {
+    let days = (unix_ms / 86_400_000) as i64;
+    let ms_of_day = unix_ms % 86_400_000;
+    // Days to a civil date (H. Hinnant's algorithm, proleptic Gregorian).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (h, m, sec, ms) = (ms_of_day / 3_600_000, ms_of_day / 60_000 % 60, ms_of_day / 1000 % 60, ms_of_day % 1000);
+    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{sec:02}.{ms:03}Z")
 }
 
 #[cfg(test)]
@@ -233,6 +272,13 @@ mod tests {
         store.owner_moved("identity-a", "identity-b");
         assert!(store.cancel(&pending.task_id, Some("identity-b")).unwrap().0);
         assert!(store.get(&other.task_id, Some("someone-else")).is_ok(), "other owners' tasks stay put");
+    }
+
+    #[test]
+    fn timestamps_are_iso_8601_utc() {
+        assert_eq!(iso8601_utc(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso8601_utc(951_782_400_000), "2000-02-29T00:00:00.000Z");
+        assert_eq!(iso8601_utc(1_796_138_438_123), "2026-12-01T15:20:38.123Z");
     }
 
     #[test]

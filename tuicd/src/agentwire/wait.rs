@@ -1,9 +1,9 @@
 //! `session action=wait until=idle` for a session running a detected agent: a *confirmed* idle
-//! (a marker or a stable ready prompt, not silence alone), an open question, or the exit.
+//! (the engine's one definition, [`crate::agent::Readiness`]: not silence alone), an open or
+//! suspected question, or the exit.
 
 use std::time::{Duration, Instant};
 
-use crate::agent::AgentState;
 use crate::limits::AGENT_TICK_INTERVAL;
 use crate::session::{Session, WaitOutcome};
 
@@ -12,8 +12,7 @@ pub fn settled(session: &Session) -> bool {
     if session.exit_info().is_some() {
         return true;
     }
-    let status = session.agent.status();
-    status.idle_confirmed || status.agent_state == Some(AgentState::AwaitingInput)
+    session.agent.with_tracker(|t| t.readiness().settled())
 }
 
 /// Waits until [`settled`] or `timeout`. Re-checks on every engine change and on the tick interval

@@ -8,6 +8,7 @@
 pub mod model;
 pub mod protocol;
 pub mod sessions;
+pub mod tasks;
 pub mod tools;
 pub mod transport;
 

@@ -47,7 +47,7 @@ pub async fn handle(app: &App, meta: RequestMeta, id: &Value, method: &str, para
             let identity = meta.tuic_session.clone().or(bound).or_else(|| meta.session_id.clone());
             let params = model::params_object(params);
             let loopback = meta.caller.require_loopback(method).is_ok();
-            super::tools::task::handle_method(app, identity.as_deref(), loopback, method, &params).map(Reply::Value)
+            super::tasks::handle_method(app, identity.as_deref(), loopback, method, &params).await.map(Reply::Value)
         }
         // The 2026-07-28 discovery probe: this legacy endpoint answers method-not-found so that
         // modern clients fall back to initialize.
@@ -101,7 +101,11 @@ fn initialize(app: &App, meta: &RequestMeta, params: Option<Params<'_>>) -> Resu
     }
     let result = json!({
         "protocolVersion": version,
-        "capabilities": {"tools": {"listChanged": true}, "experimental": {CHANNEL_CAPABILITY: {}}},
+        "capabilities": {
+            "tools": {"listChanged": true},
+            "tasks": {"list": {}, "cancel": {}},
+            "experimental": {CHANNEL_CAPABILITY: {}},
+        },
         "serverInfo": {"name": "tuicd", "version": env!("CARGO_PKG_VERSION")},
         "instructions": instructions(app),
     });

@@ -174,19 +174,18 @@ fn wake(app: &App, id: Uuid, recheck: &UnboundedSender<Uuid>) {
 fn on_edge(app: &App, edge: LifecycleEdge, recheck: &UnboundedSender<Uuid>) {
     let Ok(id) = Uuid::parse_str(&edge.tuic_session) else { return };
     match edge.kind {
-        EdgeKind::Agent { state, ready } => {
+        EdgeKind::Agent { state, confirmed_idle, ready } => {
             let Some(state) = state else { return };
             let settled = {
                 let mut terminals = app.peers.terminals();
                 let terminal = terminals.entry(id).or_default();
-                let previous = terminal.state.replace(state);
                 if state == AgentState::Working {
                     terminal.worked = true;
                     terminal.queue.on_busy();
                 }
-                let settled = matches!(state, AgentState::Idle | AgentState::Completed)
-                    && previous != Some(state)
-                    && std::mem::take(&mut terminal.worked);
+                // Lifecycle mail waits for the confirmed idle typing waits for (silence alone is
+                // not the end of a turn), once per turn that worked.
+                let settled = confirmed_idle && std::mem::take(&mut terminal.worked);
                 settled.then_some(state)
             };
             if let Some(state) = settled {

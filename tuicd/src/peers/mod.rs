@@ -30,7 +30,6 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde_json::json;
 use uuid::Uuid;
 
-use crate::agent::AgentState;
 use crate::messaging::injection::InjectionQueue;
 use crate::messaging::{Attach, Messaging, SystemClock, TransportId};
 use crate::state::App;
@@ -68,7 +67,6 @@ impl Default for Peers {
 #[derive(Debug)]
 struct Terminal {
     queue: InjectionQueue,
-    state: Option<AgentState>,
     /// The agent worked since its last idle/completed edge (a busy-to-idle edge is pending).
     worked: bool,
     /// A write (payload or notice) is in flight; one at a time per terminal.
@@ -77,7 +75,7 @@ struct Terminal {
 
 impl Default for Terminal {
     fn default() -> Self {
-        Self { queue: InjectionQueue::new(), state: None, worked: false, writing: false }
+        Self { queue: InjectionQueue::new(), worked: false, writing: false }
     }
 }
 

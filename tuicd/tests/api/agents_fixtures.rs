@@ -1,7 +1,8 @@
 //! The recorded agent screens (`tests/fixtures/agents/<id>/*.screen|stream`) replayed through the
 //! real pipeline: each is drawn by a child in its own PTY session of the real daemon (vt100
 //! screen model, screen follower, agent engine), then read back with `session action=status`
-//! once every idle and ready timer has passed. The unit replay in `agent/fixtures.rs` drives the
+//! once every idle and ready timer has passed, and with `wait until=idle` and `submit`, which must
+//! agree with the status's `idle_confirmed`. The unit replay in `agent/fixtures.rs` drives the
 //! tracker by hand; this one proves the session wiring reads the same screens the same way.
 
 use std::path::Path;
@@ -115,6 +116,24 @@ async fn agent_recorded_screens_give_their_expected_state_through_the_daemon() {
             if count.to_string() != options {
                 failures.push(format!("{name}: {count} options, expected {options}"));
             }
+        }
+        // Every consumer of "confirmed idle" reads the screen as status does: wait until=idle,
+        // and submit (whose check typed delivery and lifecycle mail share). Submit goes last: it
+        // types when it is accepted.
+        let confirmed = state["idle_confirmed"] == json!(true);
+        let question = state["awaiting_input"] == json!(true) || state.get("question_text").is_some();
+        let wait = json!({"action": "wait", "session_id": id, "timeout_ms": 200});
+        let met = ok(&daemon, "session", wait).await["met"] == json!(true);
+        if met != (confirmed || question) {
+            failures.push(format!("{name}: wait met {met}, idle_confirmed {confirmed}, question {question}"));
+        }
+        let submit = json!({"action": "submit", "session_id": id, "input": "x", "timeout_ms": 250});
+        let (refused, receipt) = call(&daemon, "session", submit).await;
+        if refused == confirmed {
+            failures.push(format!("{name}: submit refused {refused}, idle_confirmed {confirmed}: {receipt}"));
+        }
+        if fixture.get("hold").is_some_and(|hold| (hold == "true") != refused) {
+            failures.push(format!("{name}: typing held {refused}, expected hold {:?}", fixture.get("hold")));
         }
     }
     assert!(

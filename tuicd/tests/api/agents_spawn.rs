@@ -59,13 +59,22 @@ async fn agent_spawn_delivers_the_prompt_and_the_task_follows_the_session_to_fai
     // The MCP Tasks front door sees the same handle, for its owner only.
     let reply = rpc(&daemon, "tasks/get", json!({"taskId": task_id}), &[("x-tuic-session", ORCH)]).await;
     assert_eq!(reply.body["result"]["status"], json!("working"), "{}", reply.body);
+    for key in ["createdAt", "lastUpdatedAt"] {
+        let at = reply.body["result"][key].as_str().unwrap_or_default();
+        let iso = at.len() == 24 && at.ends_with('Z') && at.as_bytes()[10] == b'T' && at[..4].parse::<u32>().is_ok();
+        assert!(iso, "{key} is not ISO 8601: {}", reply.body);
+    }
     let reply = rpc(&daemon, "tasks/list", json!({}), &[("x-tuic-session", OTHER)]).await;
     assert_eq!(reply.body["result"]["tasks"], json!([]));
-    let reply = rpc(&daemon, "tasks/result", json!({"taskId": task_id}), &[("x-tuic-session", ORCH)]).await;
-    assert!(reply.body["error"]["message"].as_str().unwrap().contains("still working"), "{}", reply.body);
 
-    // The agent exits 3: failed with error_detail, and a later cancel changes nothing.
-    ok(&daemon, "session", json!({"action": "submit", "session_id": id, "input": "quit now"})).await;
+    // tasks/result blocks while the task works; the agent exits 3, and it answers the failed result.
+    let blocked = rpc(&daemon, "tasks/result", json!({"taskId": task_id}), &[("x-tuic-session", ORCH)]);
+    let quit = ok(&daemon, "session", json!({"action": "submit", "session_id": id, "input": "quit now"}));
+    let (reply, _) = tokio::join!(blocked, quit);
+    assert_eq!(reply.body["result"]["isError"], json!(true), "{}", reply.body);
+    assert_eq!(reply.body["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"], json!(task_id));
+
+    // Failed with error_detail, and a later cancel changes nothing.
     let task = wait_until("the task fails", DEADLINE, || async {
         let (_, t) = task_as(&daemon, ORCH, "get", task_id).await;
         (t["status"] == json!("failed")).then_some(t)
@@ -76,6 +85,11 @@ async fn agent_spawn_delivers_the_prompt_and_the_task_follows_the_session_to_fai
     assert_eq!((cancel["cancelled"].clone(), cancel["status"].clone()), (json!(false), json!("failed")));
     let reply = rpc(&daemon, "tasks/result", json!({"taskId": task_id}), &[("x-tuic-session", ORCH)]).await;
     assert_eq!(reply.body["result"]["isError"], json!(true), "{}", reply.body);
+    let reply = rpc(&daemon, "tasks/cancel", json!({"taskId": task_id}), &[("x-tuic-session", ORCH)]).await;
+    assert_eq!(reply.body["error"]["code"], json!(-32602), "a terminal task cannot be cancelled: {}", reply.body);
+    let init = initialize(&daemon, &[]).await;
+    let tasks = &init.body["result"]["capabilities"]["tasks"];
+    assert!(tasks["list"].is_object() && tasks["cancel"].is_object(), "{}", init.body);
 }
 
 #[tokio::test]

@@ -4,6 +4,7 @@
 
 mod agents;
 mod agents_fixtures;
+mod agents_idle;
 mod agents_launch;
 mod agents_progress;
 mod agents_spawn;

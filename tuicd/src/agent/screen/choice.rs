@@ -20,10 +20,10 @@ const TITLE_PHRASES: &[&str] =
 const TITLE_SEARCH_ROWS: usize = 12;
 const FOOTER_MAX_ROWS: usize = 3;
 
-struct OptionRow {
-    number: usize,
-    label: String,
-    highlighted: bool,
+pub(super) struct OptionRow {
+    pub(super) number: usize,
+    pub(super) label: String,
+    pub(super) highlighted: bool,
 }
 
 /// Finds a numbered choice dialog in `rows` (the bottom of the screen, top to bottom).
@@ -79,7 +79,7 @@ pub fn letter_choice(row: &str) -> ChoicePrompt {
     ChoicePrompt { title, options, dismiss_key: None, amend_key: None }
 }
 
-fn option_row(row: &str) -> Option<OptionRow> {
+pub(super) fn option_row(row: &str) -> Option<OptionRow> {
     let (highlighted, rest) = match row.strip_prefix(HIGHLIGHT) {
         Some(rest) => (true, rest.trim_start()),
         None => (false, row),
@@ -98,12 +98,12 @@ fn is_footer(row: &str) -> bool {
     FOOTER_WORDS.iter().any(|w| row.contains(w))
 }
 
-fn asks(row: &str) -> bool {
+pub(super) fn asks(row: &str) -> bool {
     let lower = row.to_lowercase();
     row.trim_end().ends_with('?') || TITLE_PHRASES.iter().any(|p| lower.contains(p))
 }
 
-fn to_option(key: String, label: &str, highlighted: bool) -> ChoiceOption {
+pub(super) fn to_option(key: String, label: &str, highlighted: bool) -> ChoiceOption {
     let (label, hint) = match label.strip_suffix(')').and_then(|l| l.rfind(" (").map(|at| (at, l))) {
         Some((at, l)) if l.len() - at <= 24 => (l[..at].trim_end(), Some(l[at + 2..].to_owned())),
         _ => (label, None),

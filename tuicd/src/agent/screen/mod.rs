@@ -4,6 +4,7 @@
 //! Precedence, strongest first: a confident question, a working indicator, the ready composer.
 
 mod choice;
+mod question;
 
 pub use choice::{letter_choice, numbered_choice};
 
@@ -66,6 +67,9 @@ pub fn read(adapter: &Adapter, screen: &Screen<'_>) -> Verdict {
         let prompt_text = if choice.title.is_empty() { row.to_string() } else { choice.title.clone() };
         return Verdict::Question(ScreenQuestion { prompt_text, choice });
     }
+    if let Some(asked) = question::plain_question(&content_rows(adapter, &rows)) {
+        return Verdict::Question(asked);
+    }
     if non_empty.iter().any(|(_, r)| any_match(adapter.working, r)) {
         return Verdict::Working;
     }
@@ -77,6 +81,25 @@ pub fn read(adapter: &Adapter, screen: &Screen<'_>) -> Verdict {
         .take(adapter.ready_scope)
         .any(|(index, r)| any_match(adapter.ready, r) && (!adapter.ready_at_cursor || *index == cursor_row));
     if ready { Verdict::Ready } else { Verdict::Unknown }
+}
+
+/// The row that makes the last rows look like a question although no confident form matched
+/// (see [`question`]). A ready composer at the bottom asks for free text: nothing above it counts.
+pub fn suspected_question(adapter: &Adapter, screen: &Screen<'_>) -> Option<String> {
+    let (_, rows) = bottom(screen);
+    let rows = content_rows(adapter, &rows);
+    if rows.last().is_some_and(|row| any_match(adapter.ready, row)) {
+        return None;
+    }
+    question::suspected_question(&rows)
+}
+
+/// The bottom rows that carry text: normalised, without empty rows, borders and the adapter's chrome.
+fn content_rows<'a>(adapter: &Adapter, rows: &[&'a str]) -> Vec<&'a str> {
+    rows.iter()
+        .map(|row| normalise_row(row))
+        .filter(|row| !row.is_empty() && !is_border(row) && !any_match(adapter.chrome, row))
+        .collect()
 }
 
 /// Rows that change without being output: the adapter's chrome, working and ready rows, and

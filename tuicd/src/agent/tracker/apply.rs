@@ -94,6 +94,10 @@ impl AgentTracker {
             _ if self.question.as_ref().is_some_and(|q| q.source == QuestionSource::Screen) => self.question = None,
             _ => {}
         }
+        self.suspected_question = match &verdict {
+            Verdict::Question(_) => None,
+            _ => screen::suspected_question(adapter, screen),
+        };
         self.ready_since = match verdict {
             Verdict::Ready => Some(self.ready_since.unwrap_or(now)),
             _ => None,

@@ -7,6 +7,7 @@
 
 mod apply;
 mod completion;
+mod readiness;
 
 use std::time::Instant;
 
@@ -17,6 +18,7 @@ use super::markers::{HookState, MarkerParser};
 use super::screen::{self, Screen, Verdict};
 use crate::limits::{AGENT_IDLE, AGENT_READY_CONFIRM, INPUT_ECHO_WINDOW, SHELL_IDLE, USER_INPUT_EVENT_MAX_CHARS};
 use completion::Completion;
+pub use readiness::Readiness;
 
 /// Recent intent texts; a screen still showing an older intent line must not bring it back.
 const INTENT_HISTORY: usize = 8;
@@ -26,6 +28,8 @@ const INTENT_HISTORY: usize = 8;
 pub enum SubmitRefusal {
     /// A confident question or approval is open.
     AwaitingInput,
+    /// The last rows look like a question, but not confidently enough to report `awaiting_input`.
+    QuestionSuspected,
     /// The agent is working or starting.
     Busy,
     /// Idle by silence only: no marker or stable ready prompt proves it.
@@ -66,6 +70,8 @@ pub struct AgentTracker {
     verdict: Verdict,
     ready_since: Option<Instant>,
     question: Option<OpenQuestion>,
+    /// A row on the last lines that looks like a question no confident form matched.
+    suspected_question: Option<String>,
     completion: Completion,
     intent: Option<Intent>,
     intent_history: Vec<String>,
@@ -73,7 +79,7 @@ pub struct AgentTracker {
     last_exit_code: Option<i32>,
     background_work: bool,
     shell: Option<ShellState>,
-    idle_confirmed: bool,
+    readiness: Readiness,
     agent_state: Option<AgentState>,
 }
 
@@ -95,6 +101,7 @@ impl AgentTracker {
             verdict: Verdict::Unknown,
             ready_since: None,
             question: None,
+            suspected_question: None,
             completion: Completion::default(),
             intent: None,
             intent_history: Vec::new(),
@@ -102,7 +109,7 @@ impl AgentTracker {
             last_exit_code: None,
             background_work: false,
             shell: None,
-            idle_confirmed: false,
+            readiness: Readiness::Unconfirmed,
             agent_state: adapter.map(|_| AgentState::Starting),
         }
     }
@@ -124,6 +131,7 @@ impl AgentTracker {
         self.ready_since = None;
         self.content_rows.clear();
         self.question = None;
+        self.suspected_question = None;
         self.agent_state = adapter.map(|_| AgentState::Starting);
         let mut events = Vec::new();
         self.settle(now, &mut events);
@@ -221,16 +229,20 @@ impl AgentTracker {
         self.input.state()
     }
 
-    /// Whether `session action=submit` may write now.
+    /// The one definition of a confirmed idle (see [`Readiness`]).
+    pub fn readiness(&self) -> Readiness {
+        self.readiness
+    }
+
+    /// Whether `session action=submit` (and so typed delivery) may write now: a confirmed idle
+    /// with an empty composer.
     pub fn check_submit(&self) -> Result<(), SubmitRefusal> {
-        if self.question.is_some() {
-            return Err(SubmitRefusal::AwaitingInput);
-        }
-        if !matches!(self.agent_state, Some(AgentState::Idle | AgentState::Completed)) && self.adapter.is_some() {
-            return Err(SubmitRefusal::Busy);
-        }
-        if !self.idle_confirmed {
-            return Err(SubmitRefusal::Unconfirmed);
+        match self.readiness {
+            Readiness::ConfirmedIdle => {}
+            Readiness::Question { confident: true } => return Err(SubmitRefusal::AwaitingInput),
+            Readiness::Question { confident: false } => return Err(SubmitRefusal::QuestionSuspected),
+            Readiness::Busy => return Err(SubmitRefusal::Busy),
+            Readiness::Unconfirmed => return Err(SubmitRefusal::Unconfirmed),
         }
         match self.input.state() {
             ComposerState::Empty => Ok(()),
@@ -245,16 +257,20 @@ impl AgentTracker {
 
     pub fn snapshot(&self) -> AgentStatus {
         let question = self.question.as_ref();
+        let suspected = self.suspected_question.as_ref().filter(|_| question.is_none());
         AgentStatus {
             agent_type: self.adapter.map(|a| a.id),
             shell_state: self.shell,
             agent_state: self.agent_state,
             awaiting_input: question.is_some(),
-            question_text: question.map(|q| q.prompt_text.clone()).filter(|t| !t.is_empty()),
+            question_text: question
+                .map(|q| q.prompt_text.clone())
+                .or_else(|| suspected.cloned())
+                .filter(|t| !t.is_empty()),
             question_confident: question.is_some(),
             choice_prompt: question.and_then(|q| q.choice.clone()),
             background_work: self.background_work,
-            idle_confirmed: self.idle_confirmed,
+            idle_confirmed: self.readiness == Readiness::ConfirmedIdle,
             turn_epoch: self.turn_epoch,
             agent_intent: self.intent.as_ref().map(|i| i.text.clone()),
             intent_title: self.intent.as_ref().and_then(|i| i.title.clone()),
@@ -338,11 +354,10 @@ impl AgentTracker {
     }
 
     fn settle(&mut self, now: Instant, events: &mut Vec<AgentEvent>) {
-        let (mut shell, confirmed) = self.derive_shell(now);
+        let (mut shell, proven) = self.derive_shell(now);
         if self.adapter.is_some() && self.completion.is_completed(self.turn_epoch) && !self.background_work {
             shell = Some(ShellState::Idle);
         }
-        self.idle_confirmed = confirmed && shell == Some(ShellState::Idle) && self.question.is_none();
         if shell != self.shell {
             self.shell = shell;
             if let Some(state) = shell {
@@ -350,6 +365,7 @@ impl AgentTracker {
             }
         }
         let agent_state = self.derive_agent(shell);
+        self.readiness = self.derive_readiness(shell, agent_state, proven);
         if agent_state != self.agent_state {
             self.agent_state = agent_state;
             if let Some(state) = agent_state {

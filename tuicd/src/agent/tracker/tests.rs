@@ -291,3 +291,51 @@ fn a_huge_paste_is_cut_in_the_published_event() {
     let AgentEvent::UserInput { content, turn_epoch } = &events[0] else { panic!("{events:?}") };
     assert_eq!((content.len(), *turn_epoch), (crate::limits::USER_INPUT_EVENT_MAX_CHARS, 1));
 }
+
+#[test]
+fn the_end_of_task_marker_confirms_idle_at_once() {
+    let t0 = Instant::now();
+    let mut tracker = AgentTracker::new(by_id("claude"));
+    show(&mut tracker, CLAUDE_WORKING, t0);
+    show(&mut tracker, CLAUDE_DONE, t0 + ms(100));
+    let status = tracker.snapshot();
+    assert_eq!(status.agent_state, Some(AgentState::Completed));
+    assert!(status.idle_confirmed, "completed is a confirmed idle");
+    assert_eq!(tracker.readiness(), Readiness::ConfirmedIdle);
+    assert_eq!(tracker.check_submit(), Ok(()), "submit agrees with status the moment it says completed");
+}
+
+#[test]
+fn background_work_is_never_a_confirmed_idle() {
+    let t0 = Instant::now();
+    let mut tracker = AgentTracker::new(by_id("claude"));
+    tracker.on_output(b"\x1b]7770;state=idle\x07", t0);
+    show(&mut tracker, CLAUDE_DONE, t0);
+    tracker.set_background_work(true, t0 + ms(100));
+    let status = tracker.snapshot();
+    assert_eq!(status.agent_state, Some(AgentState::Working));
+    assert!(!status.idle_confirmed, "working and idle_confirmed side by side");
+    assert!(!tracker.readiness().settled(), "wait until=idle must not return mid-turn");
+    assert_eq!(tracker.check_submit(), Err(SubmitRefusal::Busy));
+    tracker.set_background_work(false, t0 + ms(3000));
+    assert_eq!(tracker.readiness(), Readiness::ConfirmedIdle);
+}
+
+#[test]
+fn a_question_that_is_only_suspected_holds_typing_but_is_not_awaiting_input() {
+    let t0 = Instant::now();
+    let mut tracker = AgentTracker::new(by_id("claude"));
+    tracker.on_output(b"\x1b]7770;state=idle\x07", t0);
+    show(&mut tracker, &["Built 3 crates", "Shall I also run the tests?"], t0);
+    tracker.tick(t0 + ms(5000));
+    let status = tracker.snapshot();
+    assert_eq!(status.agent_state, Some(AgentState::Idle));
+    assert!(!status.awaiting_input && !status.question_confident && !status.idle_confirmed);
+    assert_eq!(status.question_text.as_deref(), Some("Shall I also run the tests?"));
+    assert_eq!(tracker.check_submit(), Err(SubmitRefusal::QuestionSuspected));
+    assert!(tracker.readiness().settled(), "a waiter wakes: the agent waits for an answer");
+    // The question goes away: typing may go in again.
+    show(&mut tracker, &["Built 3 crates", "Shall I also run the tests?", "answer=no", "> "], t0 + ms(6000));
+    tracker.tick(t0 + ms(9000));
+    assert_eq!(tracker.check_submit(), Ok(()));
+}

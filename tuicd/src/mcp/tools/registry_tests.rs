@@ -48,11 +48,11 @@ async fn remote_callers_cannot_spawn_submit_or_cancel_and_learn_nothing_of_forei
 
     let mut params = Map::new();
     params.insert("taskId".into(), json!(task.task_id));
-    let refused = super::task::handle_method(&app, Some("me"), false, "tasks/cancel", &params).unwrap_err();
+    let refused = crate::mcp::tasks::handle_method(&app, Some("me"), false, "tasks/cancel", &params).await.unwrap_err();
     assert!(refused.message.contains("loopback"), "{}", refused.message);
-    let missing = super::task::handle_method(&app, Some("me"), true, "tasks/get", &Map::new()).unwrap_err();
+    let missing = crate::mcp::tasks::handle_method(&app, Some("me"), true, "tasks/get", &Map::new()).await.unwrap_err();
     assert!(missing.message.contains("taskId"), "{}", missing.message);
-    let listed = super::task::handle_method(&app, Some("me"), true, "tasks/list", &Map::new()).unwrap();
+    let listed = crate::mcp::tasks::handle_method(&app, Some("me"), true, "tasks/list", &Map::new()).await.unwrap();
     assert_eq!(listed["tasks"][0]["taskId"], json!(task.task_id));
     let status = app.agents.tasks.get(&task.task_id, Some("me")).unwrap().status;
     assert_eq!(status, crate::agentwire::tasks::TaskStatus::Working);
