@@ -4,6 +4,7 @@
 //! State lives behind one std `Mutex`, held only to read or swap a few fields, never across
 //! `.await`.
 
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -15,7 +16,9 @@ use tokio::task::JoinHandle;
 
 use crate::deadline;
 use crate::http::{self, TransportError};
-use crate::limits::{CALL_DEADLINE, OFFLINE_AFTER_FAILURES, STDOUT_QUEUE, STREAM_OPEN_DEADLINE};
+use crate::limits::{
+    CALL_DEADLINE, EARLY_NOTIFICATION_QUEUE, OFFLINE_AFTER_FAILURES, STDOUT_QUEUE, STREAM_OPEN_DEADLINE,
+};
 
 /// The revision used when neither the request nor the handshake names one.
 const FALLBACK_VERSION: &str = "2025-11-25";
@@ -36,8 +39,11 @@ enum Failure {
     Down(String),
     /// The daemon answers but `/mcp` is unavailable (switched off, or refusing).
     EndpointOff(String),
-    /// A single call failed (timeout, malformed answer); says nothing about liveness.
+    /// A single call failed (malformed answer, broken connection); says nothing about liveness.
     Call(String),
+    /// A call got no answer within its deadline. `sent`: tuicd received the request and may still
+    /// carry it out, so a blind retry may do it twice.
+    Deadline { secs: u64, sent: bool },
 }
 
 impl Failure {
@@ -48,6 +54,20 @@ impl Failure {
             ),
             Failure::EndpointOff(why) => format!("tuicd is running but its MCP endpoint is unavailable: {why}"),
             Failure::Call(why) => why.clone(),
+            Failure::Deadline { secs, sent: true } => format!(
+                "tuicd did not answer within {secs} s; it received the request and may still complete it: check its effect (session output or status) before retrying, or it may happen twice"
+            ),
+            Failure::Deadline { secs, sent: false } => {
+                format!("tuicd did not accept the request within {secs} s; it never received it, so retrying is safe")
+            }
+        }
+    }
+
+    /// For a deadline hit: whether tuicd may still complete the call.
+    fn may_still_complete(&self) -> Option<bool> {
+        match self {
+            Failure::Deadline { sent, .. } => Some(*sent),
+            _ => None,
         }
     }
 }
@@ -71,6 +91,10 @@ struct Bridge {
     settings: Settings,
     out: mpsc::Sender<String>,
     state: Mutex<State>,
+    /// Server notifications held until the client's initialize is answered (`None` after). An
+    /// async lock, held while a notification is queued for stdout, so the held ones go out first
+    /// and in order.
+    early: tokio::sync::Mutex<Option<VecDeque<Value>>>,
 }
 
 pub async fn run(settings: Settings) {
@@ -85,7 +109,8 @@ pub async fn run(settings: Settings) {
             let _ = stdout.flush().await;
         }
     });
-    let bridge = Arc::new(Bridge { settings, out, state: Mutex::default() });
+    let early = tokio::sync::Mutex::new(Some(VecDeque::new()));
+    let bridge = Arc::new(Bridge { settings, out, state: Mutex::default(), early });
     if let Err(failure) = bridge.initialize_upstream().await {
         tracing::warn!(reason = %failure.message(), "tuicd unavailable at start; answering offline until it is back");
         let mut state = bridge.lock();
@@ -156,6 +181,26 @@ impl Bridge {
         self.emit(&answer).await;
         if method == "initialize" {
             self.lock().client_ready = true;
+            let mut early = self.early.lock().await;
+            for notification in early.take().unwrap_or_default() {
+                self.emit(&notification).await;
+            }
+        }
+    }
+
+    /// Forwards a server notification, or holds it while the client's initialize is unanswered.
+    async fn notify(&self, notification: Value) {
+        let mut early = self.early.lock().await;
+        match early.as_mut() {
+            None => self.emit(&notification).await,
+            Some(held) if held.len() < EARLY_NOTIFICATION_QUEUE => {
+                tracing::debug!("notification held until the client's initialize is answered");
+                held.push_back(notification);
+            }
+            Some(_) => tracing::warn!(
+                limit = EARLY_NOTIFICATION_QUEUE,
+                "notification dropped: the client has not finished initialize and the queue is full"
+            ),
         }
     }
 
@@ -203,7 +248,7 @@ impl Bridge {
 
     fn transport_failure(&self, error: TransportError) -> Failure {
         match error {
-            TransportError::Timeout(_) => Failure::Call(error.to_string()),
+            TransportError::Timeout { secs, sent } => Failure::Deadline { secs, sent },
             TransportError::Down(socket) => {
                 self.lock().needs_reinit = true;
                 Failure::Down(socket)
@@ -232,11 +277,17 @@ impl Bridge {
             "ping" => json!({}),
             "tools/list" => json!({"tools": []}),
             "tools/call" => {
-                let text = json!({"error": failure.message()}).to_string();
-                json!({"content": [{"type": "text", "text": text}], "isError": true})
+                let mut error = json!({"error": failure.message()});
+                if let Some(may) = failure.may_still_complete() {
+                    error["may_still_complete"] = json!(may);
+                }
+                json!({"content": [{"type": "text", "text": error.to_string()}], "isError": true})
             }
             _ => {
-                let error = json!({"code": -32603, "message": failure.message()});
+                let mut error = json!({"code": -32603, "message": failure.message()});
+                if let Some(may) = failure.may_still_complete() {
+                    error["data"] = json!({"may_still_complete": may});
+                }
                 return json!({"jsonrpc": "2.0", "id": id, "error": error});
             }
         };
@@ -283,11 +334,10 @@ impl Bridge {
         let headers = self.headers();
         match http::open_stream(&self.settings.socket, &headers, STREAM_OPEN_DEADLINE).await {
             Ok(Ok(mut stream)) => {
+                tracing::debug!("notification stream open");
                 while let Ok(Some(data)) = stream.next_event().await {
                     let Ok(message) = serde_json::from_str::<Value>(&data) else { continue };
-                    if self.lock().client_ready {
-                        self.emit(&message).await;
-                    }
+                    self.notify(message).await;
                 }
             }
             Ok(Err(response)) => tracing::warn!(status = response.status, "GET /mcp refused"),

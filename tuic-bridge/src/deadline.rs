@@ -4,10 +4,15 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::limits::{CALL_DEADLINE, LONG_CALL_DEADLINE, WAIT_CAP_MS, WAIT_DEFAULT_MS, WAIT_MARGIN, WAIT_RUN_MAX_MS};
+use crate::limits::{
+    CALL_DEADLINE, LONG_CALL_DEADLINE, SUBMIT_ACK_DEFAULT_MS, SUBMIT_ACK_MAX_MS, SUBMIT_ACK_MIN_MS, SUBMIT_MARGIN,
+    WAIT_CAP_MS, WAIT_DEFAULT_MS, WAIT_MARGIN, WAIT_RUN_MAX_MS,
+};
 
-/// 10 s for ordinary calls; a wait's own clamped timeout plus 5 s; 305 s for `ui action=confirm`
-/// and long workspace operations. Collapsed `call_tool` calls are judged by the tool they wrap.
+/// Every deadline outlasts tuicd's own bound for the call, so the bridge never gives up on a call
+/// tuicd is still carrying out: 10 s for ordinary calls; a wait's own clamped timeout plus 5 s; a
+/// submit's clamped acknowledgement window plus 10 s; 305 s for `ui action=confirm` and long
+/// workspace operations. Collapsed `call_tool` calls are judged by the tool they wrap.
 pub fn for_request(method: &str, params: Option<&Value>) -> Duration {
     if method != "tools/call" {
         return CALL_DEADLINE;
@@ -25,6 +30,11 @@ pub fn for_request(method: &str, params: Option<&Value>) -> Duration {
             let requested = args.and_then(|a| a.get("timeout_ms")).and_then(Value::as_u64).unwrap_or(WAIT_DEFAULT_MS);
             let runs = if requested >= WAIT_CAP_MS { WAIT_RUN_MAX_MS } else { requested };
             Duration::from_millis(runs) + WAIT_MARGIN
+        }
+        ("session", "submit") => {
+            let requested = args.and_then(|a| a.get("timeout_ms")).and_then(Value::as_u64);
+            let window = requested.unwrap_or(SUBMIT_ACK_DEFAULT_MS).clamp(SUBMIT_ACK_MIN_MS, SUBMIT_ACK_MAX_MS);
+            Duration::from_millis(window) + SUBMIT_MARGIN
         }
         ("ui", "confirm") | ("repo", "worktree_create" | "worktree_remove") => LONG_CALL_DEADLINE,
         _ => CALL_DEADLINE,
@@ -49,6 +59,18 @@ mod tests {
         assert_eq!(
             call("call_tool", json!({"tool_name": "session", "arguments": {"action": "wait", "timeout_ms": 1000}})),
             Duration::from_secs(6)
+        );
+    }
+
+    #[test]
+    fn a_submit_gets_its_clamped_acknowledgement_window_plus_the_margin() {
+        assert_eq!(call("session", json!({"action": "submit"})), Duration::from_secs(13));
+        assert_eq!(call("session", json!({"action": "submit", "timeout_ms": 10_000})), Duration::from_secs(20));
+        assert_eq!(call("session", json!({"action": "submit", "timeout_ms": 999_999})), Duration::from_secs(20));
+        assert_eq!(call("session", json!({"action": "submit", "timeout_ms": 1})), Duration::from_millis(10_250));
+        assert_eq!(
+            call("call_tool", json!({"tool_name": "session", "arguments": {"action": "submit", "timeout_ms": 5000}})),
+            Duration::from_secs(15)
         );
     }
 

@@ -16,8 +16,10 @@ pub enum TransportError {
     /// Nothing listens on the socket: the daemon is not running.
     #[error("tuicd is not running (nothing listens on {0})")]
     Down(String),
-    #[error("tuicd did not answer within {0} s")]
-    Timeout(u64),
+    /// No answer within the deadline. `sent`: the whole request reached tuicd's socket, so tuicd
+    /// may still carry it out; otherwise it never saw the request.
+    #[error("tuicd did not answer within {} s", .secs)]
+    Timeout { secs: u64, sent: bool },
     #[error("the connection to tuicd failed: {0}")]
     Io(#[from] std::io::Error),
     #[error("tuicd sent a malformed HTTP response: {0}")]
@@ -45,13 +47,16 @@ pub async fn request(
     body: &[u8],
     deadline: Duration,
 ) -> Result<HttpResponse, TransportError> {
+    let mut sent = false;
     let work = async {
         let mut reader = send(socket, method, headers, body).await?;
+        sent = true;
         let (status, headers) = read_head(&mut reader).await?;
         let body = read_body(&mut reader, &headers).await?;
         Ok(HttpResponse { status, headers, body })
     };
-    tokio::time::timeout(deadline, work).await.map_err(|_| TransportError::Timeout(deadline.as_secs()))?
+    let answer = tokio::time::timeout(deadline, work).await;
+    answer.map_err(|_| TransportError::Timeout { secs: deadline.as_secs(), sent })?
 }
 
 /// An open SSE response (GET /mcp): yields each event's `data` until the stream ends.
@@ -78,7 +83,8 @@ pub async fn open_stream(
         let chunked = header(&headers, "transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked"));
         Ok(Ok(EventStream { reader, chunked, chunk_left: 0, pending: Vec::new() }))
     };
-    tokio::time::timeout(deadline, work).await.map_err(|_| TransportError::Timeout(deadline.as_secs()))?
+    let opened = tokio::time::timeout(deadline, work).await;
+    opened.map_err(|_| TransportError::Timeout { secs: deadline.as_secs(), sent: true })?
 }
 
 impl EventStream {

@@ -12,6 +12,15 @@ pub const WAIT_DEFAULT_MS: u64 = 60_000;
 /// limits: 5 s under clients that abort their own call at exactly 300 s).
 pub const WAIT_CAP_MS: u64 = 300_000;
 pub const WAIT_RUN_MAX_MS: u64 = 295_000;
+/// `session action=submit`: tuicd's acknowledgement window when the call names no `timeout_ms`,
+/// and its clamp for one that does.
+pub const SUBMIT_ACK_DEFAULT_MS: u64 = 3_000;
+pub const SUBMIT_ACK_MIN_MS: u64 = 250;
+pub const SUBMIT_ACK_MAX_MS: u64 = 10_000;
+/// Added to submit's acknowledgement window: before it, tuicd waits for the terminal's writer lock
+/// (another write in flight) and writes the framed input with its 50 ms gap before Enter. A submit
+/// cut off by the bridge may already be typed, and a retry would type it twice.
+pub const SUBMIT_MARGIN: Duration = Duration::from_secs(10);
 /// `ui action=confirm` and long workspace operations: the daemon's own 300 s answer window plus
 /// 5 s, still under nothing the bridge controls (the daemon's 301 s request timeout ends it first).
 pub const LONG_CALL_DEADLINE: Duration = Duration::from_secs(305);
@@ -28,3 +37,7 @@ pub const MAX_HEADER_BYTES: usize = 64 * 1024;
 pub const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
 /// Lines queued for stdout; the writer drains them in order.
 pub const STDOUT_QUEUE: usize = 256;
+/// Server notifications held while the client's `initialize` is not answered yet (the stream
+/// opens at the bridge's start), forwarded in order after the answer. Beyond it newer ones are
+/// dropped: tuicd's own per-stream queue has the same size, and list_changed says the same again.
+pub const EARLY_NOTIFICATION_QUEUE: usize = 64;

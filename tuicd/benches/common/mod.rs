@@ -2,6 +2,7 @@
 //! What the daemon-driving benches share: start the release `tuicd` on a fresh config dir and
 //! wait until its socket answers.
 
+pub mod http1;
 pub mod raw_ws;
 
 use std::path::PathBuf;
@@ -25,7 +26,9 @@ pub struct Daemon {
 pub async fn start_daemon(env: &[(&str, String)]) -> Daemon {
     let dir = tempfile::Builder::new().prefix("tuic-bench").tempdir().unwrap();
     let log = dir.path().join("tuicd.log");
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_tuicd"));
+    // TUIC_BENCH_TUICD runs another build of the daemon (a before-figure).
+    let binary = std::env::var("TUIC_BENCH_TUICD").unwrap_or_else(|_| env!("CARGO_BIN_EXE_tuicd").to_owned());
+    let mut command = tokio::process::Command::new(binary);
     command.arg("--config-dir").arg(dir.path()).env("RUST_LOG", "warn");
     for (key, value) in env {
         command.env(key, value);

@@ -29,6 +29,19 @@ pub struct ScreenSnapshot {
     pub alternate_screen: bool,
 }
 
+/// A text read bounded in bytes (`session action=output format=text`): whole log lines, and for a
+/// tail the visible screen's non-blank rows after them, joined by newlines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextRead {
+    pub data: String,
+    /// The line cursor to pass next as `since_cursor`.
+    pub cursor: u64,
+    pub total_lines: u64,
+    pub oldest_line: u64,
+    pub exited: bool,
+    pub exit_code: Option<i32>,
+}
+
 /// What `wait` waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WaitFor {
@@ -46,7 +59,8 @@ pub enum WaitOutcome {
 impl Session {
     /// Reads output. Every response carries `cursor`, the value to pass next as `since_cursor`;
     /// successive deltas never repeat or skip (a raw delta never splits a UTF-8 character; it stops
-    /// before an incomplete one and the next delta starts with it).
+    /// before an incomplete one and the next delta starts with it; a `limit` smaller than the next
+    /// character returns that one character whole).
     pub fn output(&self, query: OutputQuery) -> OutputResponse {
         let exit = self.lock().exit;
         let mut response = match query.format {
@@ -60,7 +74,15 @@ impl Session {
                 let skip = continuation_head(&read.data);
                 read.data.drain(..skip);
                 read.start += skip as u64;
-                let hold = incomplete_utf8_tail(&read.data);
+                let mut hold = incomplete_utf8_tail(&read.data);
+                if hold > 0 && hold == read.data.len() {
+                    // The limit ends inside the first character: holding it back would answer
+                    // nothing at the same cursor forever, so a polling client would never advance.
+                    let whole = out.ring.read_from(read.start, read.data[0].leading_ones() as usize);
+                    if incomplete_utf8_tail(&whole.data) == 0 {
+                        (read.data, hold) = (whole.data, 0);
+                    }
+                }
                 // Hold an incomplete character back only when more bytes can still complete it.
                 if hold < read.data.len() || exit.is_none() {
                     read.data.truncate(read.data.len() - hold);
@@ -107,6 +129,52 @@ impl Session {
         response.exited = exit.is_some();
         response.exit_code = exit.and_then(|e| e.exit_code);
         response
+    }
+
+    /// Text output within `limit` bytes. A tail (no `since_cursor`) keeps the newest lines, the
+    /// screen rows counting as the newest; a delta keeps the oldest, at least one, so the cursor
+    /// never skips a line. Only the lines kept are copied out of the log.
+    pub fn text_within(&self, since_cursor: Option<u64>, limit: usize) -> TextRead {
+        let exit = self.lock().exit;
+        let term = self.term();
+        let screen = &term.screen;
+        // Each line costs its length plus the newline joining it to the next; `limit + 1` pays
+        // for the newline the last line does not have.
+        let (lines, cursor) = match since_cursor {
+            Some(from) => {
+                let read = screen.log_from_within(from, limit.saturating_add(1), limit);
+                let cursor = read.start + read.lines.len() as u64;
+                (read.lines, cursor)
+            }
+            None => {
+                let mut rows: Vec<String> = screen.screen_rows();
+                rows.retain(|row| !row.trim().is_empty());
+                let mut used = 0;
+                let fit = rows
+                    .iter()
+                    .rev()
+                    .take_while(|row| {
+                        used += row.len() + 1;
+                        used <= limit.saturating_add(1)
+                    })
+                    .count();
+                let mut lines = if fit == rows.len() {
+                    screen.log_tail_within(limit.saturating_add(1) - used, limit).lines
+                } else {
+                    Vec::new()
+                };
+                lines.extend(rows.drain(rows.len() - fit..));
+                (lines, screen.total_lines())
+            }
+        };
+        TextRead {
+            data: lines.join("\n"),
+            cursor,
+            total_lines: screen.total_lines(),
+            oldest_line: screen.oldest_line(),
+            exited: exit.is_some(),
+            exit_code: exit.and_then(|e| e.exit_code),
+        }
     }
 
     /// Raw bytes from `from` (clamped to the oldest retained byte), at most `limit`.

@@ -253,6 +253,44 @@ impl ScreenModel {
     pub fn log_tail(&self, limit: usize) -> LogRead {
         self.log_from(self.total_lines().saturating_sub(limit as u64), limit)
     }
+
+    /// The newest log lines, at most `max_lines`, while their lengths plus one byte each (the
+    /// newline joining them) fit in `budget`. Only the kept lines are copied.
+    pub fn log_tail_within(&self, budget: usize, max_lines: usize) -> LogRead {
+        let sink = self.parser.callbacks();
+        let mut used = 0;
+        let kept = sink
+            .lines
+            .iter()
+            .rev()
+            .take(max_lines)
+            .take_while(|line| {
+                used += line.len() + 1;
+                used <= budget
+            })
+            .count();
+        let lines = sink.lines.iter().skip(sink.lines.len() - kept).map(|l| l.to_string()).collect();
+        LogRead { start: sink.total - kept as u64, lines }
+    }
+
+    /// Log lines from `from` (clamped to the oldest retained line), at most `max_lines`, while
+    /// their lengths plus one byte each fit in `budget`; always the first one, so a delta read
+    /// makes progress whatever its budget.
+    pub fn log_from_within(&self, from: u64, budget: usize, max_lines: usize) -> LogRead {
+        let sink = self.parser.callbacks();
+        let oldest = self.oldest_line();
+        let start = from.clamp(oldest, sink.total);
+        let mut used = 0;
+        let mut lines = Vec::new();
+        for line in sink.lines.iter().skip((start - oldest) as usize).take(max_lines) {
+            used += line.len() + 1;
+            if used > budget && !lines.is_empty() {
+                break;
+            }
+            lines.push(line.to_string());
+        }
+        LogRead { start, lines }
+    }
 }
 
 fn nz(n: u16) -> NonZeroU16 {
@@ -426,6 +464,20 @@ mod tests {
         assert_eq!(screen.log_tail(1).lines, [format!("line 04976 {}", "x".repeat(60))]);
         assert_eq!(screen.screen_rows().last().unwrap(), &format!("line 04999 {}", "x".repeat(60)));
         assert_eq!(screen.cursor(), (23, 0));
+    }
+
+    #[test]
+    fn byte_budgeted_log_reads_keep_whole_lines_and_a_delta_always_progresses() {
+        let mut screen = ScreenModel::new(1, 10, 100);
+        screen.process(b"aaaa\r\nbb\r\ncccccc\r\n");
+        let lines = |read: LogRead| (read.start, read.lines);
+        assert_eq!(lines(screen.log_tail_within(10, 100)), (1, vec!["bb".to_owned(), "cccccc".into()]));
+        assert_eq!(lines(screen.log_tail_within(100, 2)), (1, vec!["bb".to_owned(), "cccccc".into()]));
+        assert_eq!(lines(screen.log_tail_within(6, 100)), (3, vec![]));
+        assert_eq!(lines(screen.log_from_within(0, 8, 100)), (0, vec!["aaaa".to_owned(), "bb".into()]));
+        assert_eq!(lines(screen.log_from_within(0, 2, 100)), (0, vec!["aaaa".to_owned()]));
+        assert_eq!(lines(screen.log_from_within(2, 100, 100)), (2, vec!["cccccc".to_owned()]));
+        assert_eq!(lines(screen.log_from_within(3, 100, 100)), (3, vec![]));
     }
 
     #[test]

@@ -30,19 +30,31 @@ struct Bridge {
     _child: Child,
     stdin: ChildStdin,
     lines: mpsc::UnboundedReceiver<Value>,
+    /// The bridge's debug log lines, when started with [`Bridge::start_logged`].
+    log: Option<mpsc::UnboundedReceiver<String>>,
     next_id: u64,
 }
 
 impl Bridge {
     fn start(daemon: &Daemon, tuic_session: Option<&str>) -> Bridge {
+        Self::spawn(daemon, tuic_session, false)
+    }
+
+    /// A bridge logging at debug level to a pipe the test reads ([`Bridge::expect_log`]).
+    fn start_logged(daemon: &Daemon) -> Bridge {
+        Self::spawn(daemon, None, true)
+    }
+
+    fn spawn(daemon: &Daemon, tuic_session: Option<&str>, logged: bool) -> Bridge {
         let mut command = Command::new(bridge_bin());
         command
             .env("TUIC_SOCKET", &daemon.socket)
             .env("TUIC_BRIDGE_PING_MS", "200")
+            .env("TUIC_BRIDGE_LOG", "tuic_bridge=debug")
             .env_remove("TUIC_SESSION")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(if logged { Stdio::piped() } else { Stdio::null() })
             .kill_on_drop(true);
         if let Some(t) = tuic_session {
             command.env("TUIC_SESSION", t);
@@ -56,7 +68,36 @@ impl Bridge {
                 let _ = tx.send(serde_json::from_str(&line).expect("the bridge writes one JSON message per line"));
             }
         });
-        Bridge { _child: child, stdin, lines, next_id: 0 }
+        let log = child.stderr.take().map(|stderr| {
+            let mut reader = BufReader::new(stderr).lines();
+            let (tx, log) = mpsc::unbounded_channel();
+            tokio::spawn(async move {
+                while let Ok(Some(line)) = reader.next_line().await {
+                    let _ = tx.send(line);
+                }
+            });
+            log
+        });
+        Bridge { _child: child, stdin, lines, log, next_id: 0 }
+    }
+
+    /// Waits for a log line containing `text`.
+    async fn expect_log(&mut self, text: &str) {
+        let log = self.log.as_mut().expect("a bridge started with start_logged");
+        loop {
+            let line = tokio::time::timeout(DEADLINE, log.recv())
+                .await
+                .unwrap_or_else(|_| panic!("no bridge log line with {text:?} within {DEADLINE:?}"))
+                .expect("the bridge is running");
+            if line.contains(text) {
+                return;
+            }
+        }
+    }
+
+    /// The next message the bridge writes, whatever it is.
+    async fn next_message(&mut self) -> Value {
+        tokio::time::timeout(DEADLINE, self.lines.recv()).await.expect("a message from the bridge").unwrap()
     }
 
     /// Sends a request and returns its answer; notifications that arrive first are kept aside.
@@ -170,4 +211,81 @@ async fn the_bridge_answers_offline_while_tuicd_is_down_and_recovers_after_a_res
         replayed.then_some(())
     })
     .await;
+}
+
+#[tokio::test]
+async fn notifications_sent_before_the_clients_initialize_is_answered_follow_the_answer_in_order() {
+    let daemon = Daemon::start().await;
+    let mut bridge = Bridge::start_logged(&daemon);
+    // The bridge opens its notification stream at start, before any client speaks.
+    bridge.expect_log("notification stream open").await;
+    daemon.put("/config", json!({"disabled_native_tools": NATIVE_TOOLS})).await;
+    bridge.expect_log("notification held").await;
+    daemon.put("/config", json!({"disabled_native_tools": []})).await;
+    bridge.expect_log("notification held").await;
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+        "capabilities": {}, "clientInfo": {"name": "bridge-test-client", "version": "1"}}});
+    bridge.stdin.write_all(format!("{init}\n").as_bytes()).await.unwrap();
+    let first = bridge.next_message().await;
+    assert_eq!(first["id"], json!(1), "the initialize answer comes first: {first}");
+    for _ in 0..2 {
+        let held = bridge.next_message().await;
+        assert_eq!(held["method"], json!("notifications/tools/list_changed"), "{held}");
+    }
+}
+
+/// Continues a stopped process when dropped, so a failed assertion leaves no daemon stopped.
+struct Stopped(u32);
+
+impl Stopped {
+    fn stop(pid: u32) -> Stopped {
+        let status = std::process::Command::new("kill").arg("-STOP").arg(pid.to_string()).status().unwrap();
+        assert!(status.success());
+        Stopped(pid)
+    }
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("kill").arg("-CONT").arg(self.0.to_string()).status();
+    }
+}
+
+#[tokio::test]
+async fn a_call_past_the_bridge_deadline_says_that_tuicd_may_still_complete_it() {
+    let daemon = Daemon::start().await;
+    let mut bridge = Bridge::start(&daemon, None);
+    bridge.initialize().await;
+    let stopped = Stopped::stop(daemon.pid());
+    let answer = bridge.ask("tools/call", json!({"name": "session", "arguments": {"action": "list"}})).await;
+    drop(stopped);
+    let (is_error, error) = call_text(&answer);
+    assert!(is_error, "{answer}");
+    assert_eq!(error["may_still_complete"], json!(true), "{error}");
+    let message = error["error"].as_str().unwrap();
+    assert!(message.contains("within 10 s") && message.contains("may still complete"), "{message}");
+}
+
+#[tokio::test]
+async fn a_submit_that_waits_out_its_whole_acknowledgement_window_gets_its_receipt_through_the_bridge() {
+    let daemon = Daemon::start().await;
+    let body = json!({"shell": crate::agents::fake_agent(), "agent_type": "claude", "cwd": daemon.dir.path()});
+    let (_, created) = daemon.post("/sessions", body).await;
+    let id = created["session_id"].as_str().unwrap().to_owned();
+    let waited = ok(&daemon, "session", json!({"action": "wait", "session_id": id, "timeout_ms": 15000})).await;
+    assert_eq!(waited["idle_confirmed"], json!(true), "{waited}");
+    let mut bridge = Bridge::start(&daemon, None);
+    bridge.initialize().await;
+    // The agent stays silent after Enter for longer than submit's largest window (10 s): tuicd
+    // answers only when the window ends, past the bridge's ordinary 10 s call deadline.
+    let args = json!({"action": "submit", "session_id": id, "input": "mute task", "timeout_ms": 10_000});
+    let answer = bridge.ask("tools/call", json!({"name": "session", "arguments": args})).await;
+    let (is_error, receipt) = call_text(&answer);
+    assert!(!is_error, "{receipt}");
+    assert_eq!(
+        (receipt["submitted"].clone(), receipt["acknowledged"].clone()),
+        (json!(true), json!(false)),
+        "{receipt}"
+    );
+    assert_eq!(receipt["write_state"], json!("complete"));
 }

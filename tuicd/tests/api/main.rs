@@ -20,6 +20,7 @@ mod mcp_tools_list;
 mod monitor;
 mod peers;
 mod peers_delivery;
+mod raw_reads;
 mod session_rules;
 mod session_util;
 mod sessions;

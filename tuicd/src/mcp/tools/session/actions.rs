@@ -135,60 +135,18 @@ pub fn output(ctx: &CallContext, p: Output) -> Result<Value, ToolError> {
             exit_code: read.exit_code,
         });
     }
-    // Text: log lines (and, for a tail read, the visible screen) capped at `limit` bytes. A tail
-    // keeps the newest lines; a delta keeps the oldest, so the cursor never skips a line.
-    let query =
-        OutputQuery { format: proto::session::OutputFormat::Log, since_cursor: p.since_cursor, limit: Some(limit) };
-    let read = session.output(query);
-    let mut lines = read.lines.unwrap_or_default();
-    let start = read.cursor - lines.len() as u64;
-    let screen: Vec<String> = read.screen.unwrap_or_default().into_iter().filter(|r| !r.trim().is_empty()).collect();
-    let cursor = if p.since_cursor.is_some() {
-        let kept = fit_oldest(&lines, limit);
-        lines.truncate(kept);
-        start + kept as u64
-    } else {
-        let mut text = lines;
-        text.extend(screen);
-        let drop = text.len() - fit_newest(&text, limit);
-        lines = text.split_off(drop);
-        read.cursor
-    };
-    let data = lines.join("\n");
+    // Text: log lines (and, for a tail read, the visible screen) capped at `limit` bytes.
+    let read = session.text_within(p.since_cursor, limit);
     to_value(&OutputResult {
-        data_length: data.len(),
-        data,
-        cursor,
+        data_length: read.data.len(),
+        data: read.data,
+        cursor: read.cursor,
         total_written: p.since_cursor.is_none().then_some(read.cursor),
-        scrollback_lines: Some(read.total_written - read.oldest_cursor),
-        oldest_offset: read.oldest_cursor,
+        scrollback_lines: Some(read.total_lines - read.oldest_line),
+        oldest_offset: read.oldest_line,
         exited: read.exited,
         exit_code: read.exit_code,
     })
-}
-
-/// How many of the first lines fit in `limit` bytes joined by newlines (at least one, so a
-/// delta always makes progress).
-fn fit_oldest(lines: &[String], limit: usize) -> usize {
-    let mut used = 0;
-    for (i, line) in lines.iter().enumerate() {
-        used += line.len() + usize::from(i > 0);
-        if used > limit {
-            return i.max(1);
-        }
-    }
-    lines.len()
-}
-
-fn fit_newest(lines: &[String], limit: usize) -> usize {
-    let mut used = 0;
-    for (i, line) in lines.iter().rev().enumerate() {
-        used += line.len() + usize::from(i > 0);
-        if used > limit {
-            return i;
-        }
-    }
-    lines.len()
 }
 
 pub fn resize(ctx: &CallContext, p: Resize) -> Result<Value, ToolError> {
@@ -223,18 +181,4 @@ pub async fn process_stats(ctx: &CallContext) -> Result<Value, ToolError> {
     let app = ctx.app.clone();
     let processes = run_blocking("session action=process_stats", move || Ok(app.sessions.process_stats())).await?;
     Ok(json!({ "processes": processes }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn byte_budgets_keep_whole_lines_and_always_progress() {
-        let lines: Vec<String> = ["aaaa", "bb", "cccccc"].map(String::from).to_vec();
-        assert_eq!(fit_oldest(&lines, 7), 2);
-        assert_eq!(fit_oldest(&lines, 1), 1);
-        assert_eq!(fit_newest(&lines, 9), 2);
-        assert_eq!(fit_newest(&lines, 100), 3);
-    }
 }
