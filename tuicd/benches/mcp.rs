@@ -1,10 +1,13 @@
-//! MCP latency and throughput: `tools/call session status` over the daemon's Unix socket with 16
-//! concurrent clients (one keep-alive HTTP/1.1 connection each), against a bare HTTP/1.1 request
-//! (`GET /health`) on the same socket, and against `@modelcontextprotocol/server-everything`'s
-//! `echo` tool (Node, Streamable HTTP on loopback TCP) in the same run when it is installed
-//! (tests/interop/setup.sh). Bounded: a fixed number of calls per phase.
+//! MCP latency and throughput: `tools/call session status` over the daemon's Unix socket with 1
+//! and with 16 concurrent clients (one keep-alive HTTP/1.1 connection each), against a bare
+//! HTTP/1.1 request (`GET /health`) on the same socket, and against
+//! `@modelcontextprotocol/server-everything`'s `echo` tool (Node, Streamable HTTP on loopback TCP)
+//! in the same run when it is installed (tests/interop/setup.sh). Bounded: a fixed number of calls
+//! per phase and of rounds (`TUIC_BENCH_ROUNDS`).
 //!
 //! Run: `cargo bench -p tuicd --bench mcp` (release). Prints a Markdown table.
+//! `TUIC_BENCH_TUICD` runs another daemon build; `TUIC_BENCH_TUICD_B` adds a second build to the
+//! same alternation (A/B) and prints B's status p50 over A's per round.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -165,55 +168,108 @@ fn everything_path() -> PathBuf {
         .join("../tests/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 }
 
-#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn main() {
-    let mut daemon = common::start_daemon(&[]).await;
-    let tuicd = Target { socket: Some(daemon.socket.clone()), port: 0, host: "localhost" };
+/// One daemon build under measurement: its socket, the status request for its session, and the
+/// figures of each round, (bare, MCP) with 1 client and with [`CLIENTS`].
+struct Side {
+    label: &'static str,
+    daemon: common::Daemon,
+    target: Target,
+    status: Value,
+    ones: Vec<(Figures, Figures)>,
+    manys: Vec<(Figures, Figures)>,
+}
 
-    let mut sender = connect(&tuicd).await;
+async fn side(label: &'static str, daemon: common::Daemon) -> Side {
+    let target = Target { socket: Some(daemon.socket.clone()), port: 0, host: "localhost" };
+    let mut sender = connect(&target).await;
     let created = call(1, "session", json!({"action": "create", "shell": "/bin/sh"}));
-    let (_, body) = send(&mut sender, &tuicd, "POST", Some(&Bytes::from(created.to_string())), None).await;
+    let (_, body) = send(&mut sender, &target, "POST", Some(&Bytes::from(created.to_string())), None).await;
     let reply: Value = serde_json::from_slice(&body).unwrap();
     let text: Value = serde_json::from_str(reply["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
-    let session_id = text["session_id"].as_str().unwrap().to_owned();
+    let status = call(2, "session", json!({"action": "status", "session_id": text["session_id"]}));
+    Side { label, daemon, target, status, ones: Vec::new(), manys: Vec::new() }
+}
 
+fn ratio((bare, mcp): &(Figures, Figures)) -> f64 {
+    mcp.p50.as_secs_f64() / bare.p50.as_secs_f64().max(1e-9)
+}
+
+/// The round with the median MCP/bare ratio, and every round's ratio and p50s, sorted.
+fn median_round(rounds: &mut Vec<(Figures, Figures)>) -> ((Figures, Figures), String) {
+    rounds.sort_by(|a, b| ratio(a).total_cmp(&ratio(b)));
+    let all: Vec<String> = rounds
+        .iter()
+        .map(|r| format!("{:.2} ({:.3}/{:.3} ms)", ratio(r), r.1.p50.as_secs_f64() * 1e3, r.0.p50.as_secs_f64() * 1e3))
+        .collect();
+    (rounds.swap_remove(rounds.len() / 2), all.join(" "))
+}
+
+fn median_of(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let mut sides = vec![side("", common::start_daemon(&[]).await).await];
+    // TUIC_BENCH_TUICD_B adds a second daemon build to the same alternation: an A/B comparison in
+    // which both builds meet the same moments of a noisy machine.
+    if let Ok(other) = std::env::var("TUIC_BENCH_TUICD_B") {
+        sides.push(side(" [B]", common::start_daemon_binary(&other, &[]).await).await);
+    }
     println!(
         "Each client: {CALLS_PER_CLIENT} calls after {WARMUP_PER_CLIENT} warm-up calls, on its own keep-alive connection.\n"
     );
     println!("| request | p50 ms | p99 ms | calls/s |");
     println!("|---|---|---|---|");
-    let status = call(2, "session", json!({"action": "status", "session_id": session_id}));
     // Both sides are measured ROUNDS times, alternating, and the round with the median ratio is
     // reported: one short phase on 2 shared cores swings by more than the difference measured.
-    let mut ones = Vec::new();
-    let mut manys = Vec::new();
     // TUIC_BENCH_ROUNDS overrides the count (longer runs for profiling).
     let rounds = std::env::var("TUIC_BENCH_ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(ROUNDS);
-    for _ in 0..rounds {
-        let bare_one = phase_with(1, &tuicd, false, None, "\"ok\":true").await;
-        let mcp_one = phase_with(1, &tuicd, true, Some(status.clone()), "session_id").await;
-        ones.push((bare_one, mcp_one));
-        let bare = phase(&tuicd, false, None, "\"ok\":true").await;
-        let mcp = phase(&tuicd, true, Some(status.clone()), "session_id").await;
-        manys.push((bare, mcp));
+    // Per round, B's MCP p50 over A's, with 1 and with CLIENTS clients.
+    let mut b_over_a = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        // Every other round in reverse order, so no build always follows the other.
+        let order: Vec<usize> =
+            if round % 2 == 0 { (0..sides.len()).collect() } else { (0..sides.len()).rev().collect() };
+        for i in order {
+            let side = &mut sides[i];
+            let bare_one = phase_with(1, &side.target, false, None, "\"ok\":true").await;
+            let mcp_one = phase_with(1, &side.target, true, Some(side.status.clone()), "session_id").await;
+            side.ones.push((bare_one, mcp_one));
+            let bare = phase(&side.target, false, None, "\"ok\":true").await;
+            let mcp = phase(&side.target, true, Some(side.status.clone()), "session_id").await;
+            side.manys.push((bare, mcp));
+        }
+        if let [a, b] = &sides[..] {
+            let p50 = |rounds: &Vec<(Figures, Figures)>| rounds[round].1.p50.as_secs_f64();
+            b_over_a.0.push(p50(&b.ones) / p50(&a.ones));
+            b_over_a.1.push(p50(&b.manys) / p50(&a.manys));
+        }
     }
-    let ratio = |(bare, mcp): &(Figures, Figures)| mcp.p50.as_secs_f64() / bare.p50.as_secs_f64().max(1e-9);
-    let median = |rounds: &mut Vec<(Figures, Figures)>| {
-        rounds.sort_by(|a, b| ratio(a).total_cmp(&ratio(b)));
-        let all: Vec<String> = rounds
-            .iter()
-            .map(|r| {
-                format!("{:.2} ({:.3}/{:.3} ms)", ratio(r), r.1.p50.as_secs_f64() * 1e3, r.0.p50.as_secs_f64() * 1e3)
-            })
-            .collect();
-        (rounds.swap_remove(rounds.len() / 2), all.join(" "))
-    };
-    let ((bare_one, mcp_one), ones_all) = median(&mut ones);
-    let ((bare, mcp), manys_all) = median(&mut manys);
-    println!("{}", row("1 client: tuicd bare HTTP/1.1 `GET /health` (Unix socket)", &bare_one));
-    println!("{}", row("1 client: tuicd MCP `tools/call session status` (Unix socket)", &mcp_one));
-    println!("{}", row("16 clients: tuicd bare HTTP/1.1 `GET /health` (Unix socket)", &bare));
-    println!("{}", row("16 clients: tuicd MCP `tools/call session status` (Unix socket)", &mcp));
+    for side in &mut sides {
+        let label = side.label;
+        let ((bare_one, mcp_one), ones_all) = median_round(&mut side.ones);
+        let ((bare, mcp), manys_all) = median_round(&mut side.manys);
+        println!("{}", row(&format!("1 client: tuicd{label} bare HTTP/1.1 `GET /health` (Unix socket)"), &bare_one));
+        println!("{}", row(&format!("1 client: tuicd{label} MCP `tools/call session status` (Unix socket)"), &mcp_one));
+        println!("{}", row(&format!("16 clients: tuicd{label} bare HTTP/1.1 `GET /health` (Unix socket)"), &bare));
+        println!("{}", row(&format!("16 clients: tuicd{label} MCP `tools/call session status` (Unix socket)"), &mcp));
+        let (one, many) = (ratio(&(bare_one, mcp_one)), ratio(&(bare, mcp)));
+        println!(
+            "\ntuicd{label}: MCP p50 / bare p50 per round, sorted (MCP/bare p50): 1 client {ones_all}\n{CLIENTS} clients {manys_all}"
+        );
+        println!(
+            "tuicd{label}: median round {one:.2}x with 1 client, {many:.2}x with {CLIENTS} clients (target <= 2x)\n"
+        );
+    }
+    if !b_over_a.0.is_empty() {
+        println!(
+            "MCP status p50 B/A per round: median {:.3} with 1 client, {:.3} with {CLIENTS} clients\n",
+            median_of(b_over_a.0),
+            median_of(b_over_a.1)
+        );
+    }
 
     let everything = everything_path();
     let node_ok = std::process::Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success());
@@ -236,10 +292,7 @@ async fn main() {
     } else {
         println!("| server-everything `tools/call echo` | not installed (run tests/interop/setup.sh) | | |");
     }
-    let (one, many) = (ratio(&(bare_one, mcp_one)), ratio(&(bare, mcp)));
-    println!(
-        "\nMCP p50 / bare p50 per round, sorted (MCP/bare p50): 1 client {ones_all}\n{CLIENTS} clients {manys_all}"
-    );
-    println!("median round: {one:.2}x with 1 client, {many:.2}x with {CLIENTS} clients (target <= 2x)");
-    let _ = daemon.child.start_kill();
+    for side in &mut sides {
+        let _ = side.daemon.child.start_kill();
+    }
 }

@@ -12,7 +12,8 @@
 //!   direct reader in tuicd's `read()` size, and `TUIC_BENCH_TUICD_B` a second daemon build in the
 //!   same alternation (A/B).
 //! - echo: keystroke echo round trip through the WebSocket to `cat` in a cooked PTY, 1000
-//!   iterations, p50/p99. Run under `taskset -c 0` for the pinned figure (children inherit it).
+//!   iterations, p50/p99 (with `TUIC_BENCH_TUICD_B`, in alternating blocks per build). Run under
+//!   `taskset -c 0` for the pinned figure (children inherit it).
 //! - idle: daemon RSS per session with 500 idle shells; daemon CPU over 10 s with 100 idle shells.
 
 use std::path::{Path, PathBuf};
@@ -34,6 +35,8 @@ const FLOOD_RUNS: usize = 10;
 /// The baseline direct reader's `read()` size: a plain large buffer.
 const DIRECT_READ: usize = 64 * 1024;
 const ECHO_ITERATIONS: usize = 1000;
+/// Alternating blocks of the echo iterations per daemon build in an A/B run.
+const ECHO_BLOCKS: usize = 4;
 const IDLE_SESSIONS: usize = 500;
 const IDLE_CPU_SESSIONS: usize = 100;
 const IDLE_CPU_WINDOW: Duration = Duration::from_secs(10);
@@ -508,34 +511,59 @@ async fn echo_rounds(sock: &Path, id: &str, iterations: usize) -> Vec<Duration> 
     samples
 }
 
-async fn echo() {
-    let daemon = Daemon::start(json!({})).await;
-    let id = daemon.create(json!({"shell": "/bin/cat", "cwd": "/"})).await;
-    // TUIC_BENCH_ECHO_ITERATIONS overrides the count (a longer run to profile the daemon under).
-    let iterations =
-        std::env::var("TUIC_BENCH_ECHO_ITERATIONS").ok().and_then(|n| n.parse().ok()).unwrap_or(ECHO_ITERATIONS);
+/// The echo round trips of `iterations` keystrokes to `cat` in `daemon`'s session `id`.
+async fn echo_samples(daemon: &Daemon, id: &str, iterations: usize) -> Vec<Duration> {
     // Like the flood client: its own thread and current-thread runtime, so the round trip has no
     // hop between the bench runtime's reactor and a worker in it.
     let sock = daemon.dir.path().join("mcp.sock");
+    let id = id.to_owned();
     let client = std::thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         runtime.block_on(echo_rounds(&sock, &id, iterations))
     });
-    let mut samples = tokio::task::spawn_blocking(move || client.join().unwrap()).await.unwrap();
-    samples.sort();
-    let pct = |p: f64| samples[((samples.len() as f64 * p) as usize).min(samples.len() - 1)];
+    tokio::task::spawn_blocking(move || client.join().unwrap()).await.unwrap()
+}
+
+async fn echo() {
+    // TUIC_BENCH_TUICD_B adds a second daemon build: the iterations then run in ECHO_BLOCKS
+    // alternating blocks per build, so both meet the same moments of a noisy machine.
+    let mut daemons = vec![("", Daemon::start(json!({})).await)];
+    if let Ok(other) = std::env::var("TUIC_BENCH_TUICD_B") {
+        daemons.push((" [B]", Daemon::start_binary(json!({}), &other).await));
+    }
+    let mut ids = Vec::new();
+    for (_, daemon) in &daemons {
+        ids.push(daemon.create(json!({"shell": "/bin/cat", "cwd": "/"})).await);
+    }
+    // TUIC_BENCH_ECHO_ITERATIONS overrides the count (a longer run to profile the daemon under).
+    let iterations =
+        std::env::var("TUIC_BENCH_ECHO_ITERATIONS").ok().and_then(|n| n.parse().ok()).unwrap_or(ECHO_ITERATIONS);
+    let blocks = if daemons.len() > 1 { ECHO_BLOCKS } else { 1 };
+    let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); daemons.len()];
+    for block in 0..blocks {
+        let order: Vec<usize> =
+            if block % 2 == 0 { (0..daemons.len()).collect() } else { (0..daemons.len()).rev().collect() };
+        for d in order {
+            samples[d].extend(echo_samples(&daemons[d].1, &ids[d], iterations / blocks).await);
+        }
+    }
     let affinity = std::fs::read_to_string("/proc/self/status")
         .unwrap_or_default()
         .lines()
         .find(|l| l.starts_with("Cpus_allowed_list"))
         .map(|l| l.split_whitespace().last().unwrap_or("?").to_owned())
         .unwrap_or_default();
-    println!(
-        "echo ({iterations} iterations, cpus {affinity}): p50 {:?}, p99 {:?}, max {:?}",
-        pct(0.50),
-        pct(0.99),
-        samples.last().unwrap()
-    );
+    for ((label, _), samples) in daemons.iter().zip(&mut samples) {
+        samples.sort();
+        let pct = |p: f64| samples[((samples.len() as f64 * p) as usize).min(samples.len() - 1)];
+        println!(
+            "echo{label} ({} iterations, cpus {affinity}): p50 {:?}, p99 {:?}, max {:?}",
+            samples.len(),
+            pct(0.50),
+            pct(0.99),
+            samples.last().unwrap()
+        );
+    }
 }
 
 fn rss_kb(pid: u32) -> u64 {

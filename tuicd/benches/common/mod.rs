@@ -21,13 +21,17 @@ pub struct Daemon {
     _dir: tempfile::TempDir,
 }
 
-/// Starts `tuicd` with `RUST_LOG=warn` (unless `env` sets it) plus `env`, its log in a file, and
-/// waits until its socket accepts.
+/// Starts `tuicd` (another build with `TUIC_BENCH_TUICD`) with `RUST_LOG=warn` (unless `env` sets
+/// it) plus `env`, its log in a file, and waits until its socket accepts.
 pub async fn start_daemon(env: &[(&str, String)]) -> Daemon {
+    let binary = std::env::var("TUIC_BENCH_TUICD").unwrap_or_else(|_| env!("CARGO_BIN_EXE_tuicd").to_owned());
+    start_daemon_binary(&binary, env).await
+}
+
+/// [`start_daemon`] with the daemon build at `binary`.
+pub async fn start_daemon_binary(binary: &str, env: &[(&str, String)]) -> Daemon {
     let dir = tempfile::Builder::new().prefix("tuic-bench").tempdir().unwrap();
     let log = dir.path().join("tuicd.log");
-    // TUIC_BENCH_TUICD runs another build of the daemon (a before-figure).
-    let binary = std::env::var("TUIC_BENCH_TUICD").unwrap_or_else(|_| env!("CARGO_BIN_EXE_tuicd").to_owned());
     let mut command = tokio::process::Command::new(binary);
     command.arg("--config-dir").arg(dir.path()).env("RUST_LOG", "warn");
     for (key, value) in env {

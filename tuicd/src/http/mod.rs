@@ -23,10 +23,6 @@ pub type ApiResult = Result<Response, ApiError>;
 #[derive(Debug, Clone)]
 pub struct Caller {
     pub transport: Transport,
-    /// The connection's socket when it is plain (IPC or TCP without TLS), so the WebSocket stream
-    /// can let the session's reader thread write output frames to it (`routes/stream_direct.rs`).
-    /// Valid while the request is being served: the connection owns it.
-    pub socket: Option<std::os::fd::RawFd>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,17 +35,12 @@ pub enum Transport {
 
 impl Caller {
     pub fn ipc() -> Self {
-        Self { transport: Transport::Ipc, socket: None }
+        Self { transport: Transport::Ipc }
     }
 
     /// A remote caller on the TCP listener.
     pub fn tcp(peer: std::net::SocketAddr, tls: bool) -> Self {
-        Self { transport: Transport::Tcp { peer, tls }, socket: None }
-    }
-
-    /// The same caller, on the plain socket `fd`.
-    pub fn on_socket(self, fd: std::os::fd::RawFd) -> Self {
-        Self { socket: Some(fd), ..self }
+        Self { transport: Transport::Tcp { peer, tls } }
     }
 
     /// True for the IPC socket and for TCP peers on a loopback address.

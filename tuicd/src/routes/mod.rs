@@ -10,5 +10,4 @@ pub mod health;
 pub mod monitor;
 pub mod sessions;
 pub mod stream;
-mod stream_direct;
 mod stream_encode;

@@ -2,15 +2,15 @@
 //! live JSON text frames (`output`, `parsed`, `lagged`, `exit`, `closed`), then the close
 //! handshake. With `?binary=1` output goes as binary frames instead (an 8-byte big-endian cursor,
 //! then the raw bytes: no UTF-8 hold-back, no JSON escaping); every other frame stays JSON text.
-//! Client text or binary frames are written to the PTY verbatim (loopback callers only).
+//! Client text or binary frames are written to the PTY verbatim (loopback callers only). The close
+//! handshake follows RFC 6455: a client's Close is answered with a Close, and a text frame that is
+//! not UTF-8 closes the stream with 1007.
 //!
-//! On a plain socket (IPC, TCP without TLS) the session's reader thread writes the client's output
-//! frames itself (`stream_direct.rs`) and this task sends the other frames, from the session's
-//! `notices`. Over TLS, and whenever the client's socket has not taken the rest of one frame by the
-//! time the next is ready, this task relays the output from the session broadcast at the client's
-//! own pace. A client whose socket stalls falls behind the broadcast's bounded window, is told with
-//! a `lagged` frame only if the ring no longer has what it missed, and is resynced from the ring:
-//! memory stays bounded and the PTY and the other clients never wait for it.
+//! The client's task relays the session broadcast at the client's own pace, coalescing the output
+//! chunks already queued into one frame. A client whose socket stalls falls behind the broadcast's
+//! bounded window, is told with a `lagged` frame only if the ring no longer has what it missed, and
+//! is resynced from the ring: memory stays bounded and the PTY and the other clients never wait for
+//! it.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -19,13 +19,15 @@ use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use hyper_tungstenite::WebSocketStream;
 use hyper_tungstenite::tungstenite::handshake::derive_accept_key;
+use hyper_tungstenite::tungstenite::protocol::frame::CloseFrame;
+use hyper_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use hyper_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
-use hyper_tungstenite::tungstenite::{Message, Utf8Bytes};
+use hyper_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
 use hyper_util::rt::TokioIo;
 use proto::session::StreamFrame;
 use serde::Deserialize;
+use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
-use tokio::sync::{Notify, broadcast};
 
 use crate::http::body::query;
 use crate::http::{ApiError, ApiResult, Caller, Request};
@@ -33,7 +35,6 @@ use crate::limits::{WS_BATCH_BYTES, WS_CATCH_UP_CHUNK, WS_READ_BUFFER};
 use crate::session::{Session, SessionEvent, Watch};
 use crate::state::App;
 
-use super::stream_direct::{DirectSocket, Position, SocketIo};
 use super::stream_encode::{binary_output, json_output, json_output_holding_back};
 
 #[derive(Debug, Default, Deserialize)]
@@ -71,33 +72,15 @@ pub async fn stream(app: &App, caller: &Caller, id: &str, mut req: Request) -> A
         return Err(ApiError::BadRequest("WebSocket upgrade failed: Sec-WebSocket-Version must be 13".into()));
     }
     let accept = derive_accept_key(key.as_bytes());
-    // An HTTP/1.1 connection belongs to this socket alone once upgraded: only then may the reader
-    // thread write to its descriptor.
-    let direct = caller.socket.filter(|_| req.version() == http::Version::HTTP_11).and_then(|fd| {
-        #[allow(unsafe_code)]
-        // SAFETY: `fd` is the descriptor of the connection this request arrived on, which hyper
-        // keeps open while it serves the request (now); it is duplicated at once, so the copy
-        // outlives the borrow.
-        let socket = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
-        socket.try_clone_to_owned().ok().map(|fd| Arc::new(DirectSocket::new(fd, binary)))
-    });
     let upgrading = hyper::upgrade::on(&mut req);
-    let client = Client {
-        app: app.clone(),
-        session,
-        can_write: caller.is_loopback(),
-        binary,
-        next: 0,
-        held: Vec::new(),
-        direct,
-    };
+    let client =
+        Client { app: app.clone(), session, can_write: caller.is_loopback(), binary, next: 0, held: Vec::new() };
     let cursor = params.cursor.or(params.offset);
     tokio::spawn(async move {
         match upgrading.await {
             Ok(upgraded) => {
-                let io = SocketIo::new(TokioIo::new(upgraded), client.direct.clone());
                 let config = WebSocketConfig::default().read_buffer_size(WS_READ_BUFFER);
-                let socket = WebSocketStream::from_raw_socket(io, Role::Server, Some(config)).await;
+                let socket = WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config)).await;
                 client.run(socket, cursor).await;
             }
             Err(e) => tracing::debug!(error = %e, "WebSocket handshake failed"),
@@ -113,7 +96,7 @@ pub async fn stream(app: &App, caller: &Caller, id: &str, mut req: Request) -> A
     Ok(response)
 }
 
-type Socket = WebSocketStream<SocketIo<TokioIo<hyper::upgrade::Upgraded>>>;
+type Socket = WebSocketStream<TokioIo<hyper::upgrade::Upgraded>>;
 type Sink = futures_util::stream::SplitSink<Socket, Message>;
 type Events = broadcast::Receiver<Arc<SessionEvent>>;
 
@@ -123,27 +106,27 @@ struct Client {
     can_write: bool,
     /// Output as binary frames (raw bytes after an 8-byte cursor) instead of JSON text.
     binary: bool,
-    /// Cursor after the last byte taken from the session (sent, or held in `held`). Stale while
-    /// the reader thread writes the output (see `stream_direct.rs`): [`Client::take_back`] first.
+    /// Cursor after the last byte taken from the session (sent, or held in `held`).
     next: u64,
     /// An incomplete UTF-8 character at the end of the last chunk, sent with the next one (JSON
     /// mode only: binary frames carry raw bytes and may split a character).
     held: Vec<u8>,
-    /// On a plain socket: the reader thread's way to write this client's output frames itself.
-    direct: Option<Arc<DirectSocket>>,
 }
 
-/// The socket is gone (or shutting down): stop serving this client.
-struct Gone;
+/// Why this client is no longer served.
+enum Gone {
+    /// The socket failed or the daemon is shutting down: close without a code.
+    Dropped,
+    /// The client sent Close: its reply is queued, to be flushed.
+    ClosedByClient,
+    /// The client broke the protocol: close with this code.
+    Refused(CloseCode, &'static str),
+}
 
 impl Client {
     async fn run(mut self, socket: Socket, cursor: Option<u64>) {
         let (mut sink, mut incoming) = socket.split();
-        let Watch { read: first, live, mut notices, exit: finished } =
-            self.session.watch_from(cursor, WS_CATCH_UP_CHUNK);
-        // Output comes from `live` while this task relays it, and not at all while the reader
-        // writes it; every other event comes from `notices`.
-        let mut live = Some(live);
+        let Watch { read: first, mut live, exit: finished } = self.session.watch_from(cursor, WS_CATCH_UP_CHUNK);
         self.next = first.start;
         let result: Result<(), Gone> = async {
             if first.missed > 0 {
@@ -155,97 +138,69 @@ impl Client {
                 return self.end(&mut sink, exit.exit_code, exit.reason).await;
             }
             loop {
-                if live.as_ref().is_some_and(|rx| self.go_direct(rx)) {
-                    live = None;
-                }
                 tokio::select! {
-                    () = self.app.stopping() => return Err(Gone),
-                    received = recv_live(&mut live) => match received {
+                    () = self.app.stopping() => return Err(Gone::Dropped),
+                    received = live.recv() => match received {
                         Ok(event) => {
-                            if let SessionEvent::Output { start, data } = &*event {
-                                self.on_output(&mut sink, *start, data.clone(), live.as_mut().expect("relaying")).await?;
+                            let mut event = Some(event);
+                            while let Some(next) = event.take() {
+                                event = match &*next {
+                                    SessionEvent::Output { start, data } => {
+                                        self.on_output(&mut sink, *start, data.clone(), &mut live).await?
+                                    }
+                                    SessionEvent::Parsed(parsed) => {
+                                        send(&mut sink, &StreamFrame::Parsed { event: parsed.clone() }).await?;
+                                        None
+                                    }
+                                    SessionEvent::Exit { .. } | SessionEvent::Closed { .. } => {
+                                        let exit = self.session.exit_info();
+                                        let (code, reason) = exit.map_or((None, "closed"), |e| (e.exit_code, e.reason));
+                                        return self.end(&mut sink, code, reason).await;
+                                    }
+                                };
                             }
                         }
                         Err(RecvError::Lagged(_)) => {
                             self.app.sessions.counters().ws_lag_resyncs.fetch_add(1, Ordering::Relaxed);
                             self.catch_up(&mut sink).await?;
                         }
-                        Err(RecvError::Closed) => return Err(Gone),
-                    },
-                    notice = notices.recv() => match notice.as_deref() {
-                        Ok(SessionEvent::Parsed(parsed)) => {
-                            send(&mut sink, &StreamFrame::Parsed { event: parsed.clone() }).await?;
-                        }
-                        Ok(SessionEvent::Exit { .. } | SessionEvent::Closed { .. }) => {
-                            let exit = self.session.exit_info();
-                            let (code, reason) = exit.map_or((None, "closed"), |e| (e.exit_code, e.reason));
-                            return self.end(&mut sink, code, reason).await;
-                        }
-                        // Only `parsed` notices can be missed: the exit ones are the last two.
-                        Ok(SessionEvent::Output { .. }) | Err(RecvError::Lagged(_)) => {}
-                        Err(RecvError::Closed) => return Err(Gone),
-                    },
-                    () = notified(self.direct.as_deref(), DirectSocket::handed_back), if live.is_none() => {
-                        // The socket was full: relay from where the reader stopped until caught up.
-                        if let Some(position) = self.direct.as_ref().and_then(|d| d.handed()) {
-                            self.app.sessions.counters().ws_lag_resyncs.fetch_add(1, Ordering::Relaxed);
-                            (self.next, self.held) = (position.next, position.held);
-                            live = Some(self.session.subscribe());
-                            sink.flush().await.map_err(|_| Gone)?;
-                            self.catch_up(&mut sink).await?;
-                        }
-                    },
-                    () = notified(self.direct.as_deref(), DirectSocket::flush_wanted), if live.is_none() => {
-                        // The socket took part of a frame: send the rest as soon as it drains,
-                        // should the reader's next chunk not come first.
-                        sink.flush().await.map_err(|_| Gone)?;
+                        Err(RecvError::Closed) => return Err(Gone::Dropped),
                     },
                     message = incoming.next() => match message {
                         Some(Ok(Message::Text(text))) => self.input(Bytes::from(text)).await,
                         Some(Ok(Message::Binary(data))) => self.input(data).await,
-                        Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return Err(Gone),
+                        Some(Ok(Message::Close(_))) => return Err(Gone::ClosedByClient),
+                        Some(Err(WsError::Utf8(_))) => return Err(Gone::Refused(CloseCode::Invalid, "a text frame is not UTF-8")),
+                        Some(Err(WsError::Protocol(_))) => return Err(Gone::Refused(CloseCode::Protocol, "protocol error")),
+                        Some(Err(WsError::Capacity(_))) => return Err(Gone::Refused(CloseCode::Size, "message too big")),
+                        None | Some(Err(_)) => return Err(Gone::Dropped),
                         Some(Ok(_)) => {}
                     },
                 }
             }
         }
         .await;
-        if let Some(direct) = &self.direct {
-            self.session.detach_sink(direct);
-        }
-        if result.is_err() {
-            let _ = sink.send(Message::Close(None)).await;
-        }
-    }
-
-    /// Hands the output to the reader thread if this client has sent everything so far and nothing
-    /// is queued for it; true when it did.
-    fn go_direct(&mut self, live: &Events) -> bool {
-        let Some(direct) = &self.direct else { return false };
-        let at = self.next;
-        self.session.attach_sink(direct, at, || {
-            // Under the output lock: no chunk can be broadcast between this check and the arming.
-            live.is_empty() && {
-                direct.arm(Position { next: at, held: std::mem::take(&mut self.held) });
-                true
+        match result {
+            Ok(()) => {}
+            // The reply tungstenite queued when it read the Close goes out with the flush.
+            Err(Gone::ClosedByClient) => drop(sink.flush().await),
+            Err(Gone::Refused(code, reason)) => {
+                let frame = CloseFrame { code, reason: Utf8Bytes::from_static(reason) };
+                drop(sink.send(Message::Close(Some(frame))).await);
             }
-        })
-    }
-
-    /// Takes the output back from the reader thread, if it has it.
-    fn take_back(&mut self) {
-        if let Some((position, handed)) = self.direct.as_ref().and_then(|d| d.take_back()) {
-            if handed {
-                // A resync the `handed_back` branch did not get to (the task was busy flushing).
-                self.app.sessions.counters().ws_lag_resyncs.fetch_add(1, Ordering::Relaxed);
-            }
-            (self.next, self.held) = (position.next, position.held);
+            Err(Gone::Dropped) => drop(sink.send(Message::Close(None)).await),
         }
     }
 
     /// Sends a live output chunk, coalescing the output chunks already queued behind it into one
-    /// frame (other events are taken from `notices`).
-    async fn on_output(&mut self, sink: &mut Sink, start: u64, data: Bytes, live: &mut Events) -> Result<(), Gone> {
+    /// frame. Returns the event that ended the batch when it is not output, to be sent next.
+    async fn on_output(
+        &mut self,
+        sink: &mut Sink,
+        start: u64,
+        data: Bytes,
+        live: &mut Events,
+    ) -> Result<Option<Arc<SessionEvent>>, Gone> {
         // The chunks are shared with the broadcast: gathered by reference, encoded once.
         let mut batch = vec![data];
         let mut len = batch[0].len();
@@ -257,17 +212,22 @@ impl Client {
                         batch.push(data.clone());
                     }
                     SessionEvent::Output { .. } => break,
-                    _ => {}
+                    _ => {
+                        self.deliver(sink, start, batch).await?;
+                        return Ok(Some(next));
+                    }
                 },
                 Err(TryRecvError::Lagged(_)) => {
                     self.deliver(sink, start, batch).await?;
                     self.app.sessions.counters().ws_lag_resyncs.fetch_add(1, Ordering::Relaxed);
-                    return self.catch_up(sink).await;
+                    self.catch_up(sink).await?;
+                    return Ok(None);
                 }
                 Err(_) => break,
             }
         }
-        self.deliver(sink, start, batch).await
+        self.deliver(sink, start, batch).await?;
+        Ok(None)
     }
 
     /// Sends a live chunk; a chunk that starts beyond `next` means this client missed bytes, so
@@ -301,14 +261,14 @@ impl Client {
         if self.binary {
             let mut frame = binary_output(cursor, (end - cursor) as usize);
             fresh.iter().for_each(|part| frame.extend_from_slice(part));
-            return sink.send(Message::binary(frame)).await.map_err(|_| Gone);
+            return sink.send(Message::binary(frame)).await.map_err(|_| Gone::Dropped);
         }
         let (frame, tail) = json_output_holding_back(fresh, cursor);
         self.held = tail;
         let Some(frame) = frame else { return Ok(()) };
         // The frame is UTF-8 (`json_output_bytes`); tungstenite checks it once more.
-        let text = Utf8Bytes::try_from(frame).map_err(|_| Gone)?;
-        sink.send(Message::Text(text)).await.map_err(|_| Gone)
+        let text = Utf8Bytes::try_from(frame).map_err(|_| Gone::Dropped)?;
+        sink.send(Message::Text(text)).await.map_err(|_| Gone::Dropped)
     }
 
     /// Reads the ring from `next` until it is exhausted, telling the client what was evicted.
@@ -329,18 +289,17 @@ impl Client {
 
     /// Flushes what is held, then `exit`, `closed` and the close handshake.
     async fn end(&mut self, sink: &mut Sink, exit_code: Option<i32>, reason: &'static str) -> Result<(), Gone> {
-        self.take_back();
         self.catch_up(sink).await?;
         // An incomplete character left at the end goes out as it is (U+FFFD).
         let held = std::mem::take(&mut self.held);
         if !held.is_empty() {
             let frame = json_output(&[&held], self.next - held.len() as u64, self.next);
-            sink.send(Message::text(frame)).await.map_err(|_| Gone)?;
+            sink.send(Message::text(frame)).await.map_err(|_| Gone::Dropped)?;
         }
         let session_id = self.session.id.clone();
         send(sink, &StreamFrame::Exit { session_id: session_id.clone(), exit_code }).await?;
         send(sink, &StreamFrame::Closed { session_id, reason: reason.to_owned() }).await?;
-        sink.close().await.map_err(|_| Gone)
+        sink.close().await.map_err(|_| Gone::Dropped)
     }
 
     async fn input(&self, data: Bytes) {
@@ -354,23 +313,7 @@ impl Client {
     }
 }
 
-/// The next event of `live` while relaying; never while the reader writes the output.
-async fn recv_live(live: &mut Option<Events>) -> Result<Arc<SessionEvent>, RecvError> {
-    match live {
-        Some(rx) => rx.recv().await,
-        None => std::future::pending().await,
-    }
-}
-
-/// One of the direct socket's wake-ups (`which`); never without a direct socket.
-async fn notified(direct: Option<&DirectSocket>, which: fn(&DirectSocket) -> &Notify) {
-    match direct {
-        Some(direct) => which(direct).notified().await,
-        None => std::future::pending().await,
-    }
-}
-
 async fn send(sink: &mut Sink, frame: &StreamFrame) -> Result<(), Gone> {
-    let text = serde_json::to_string(frame).map_err(|_| Gone)?;
-    sink.send(Message::text(text)).await.map_err(|_| Gone)
+    let text = serde_json::to_string(frame).map_err(|_| Gone::Dropped)?;
+    sink.send(Message::text(text)).await.map_err(|_| Gone::Dropped)
 }

@@ -21,9 +21,7 @@
 //! Session::close(&self, reason: &'static str)   // SIGHUP to the job, SIGKILL to the child; the session then finishes
 //! Session::pause(&self) / resume(&self) -> Result<(), SessionError>
 //! Session::read_raw(&self, from: u64, limit: usize) -> RingRead    // raw ring bytes by cursor
-//! Session::watch_from(&self, cursor: Option<u64>, limit: usize) -> Watch { read, live, notices, exit } // `notices`: all but Output
-//! Session::attach_sink(&self, sink: &Arc<impl OutputSink>, at: u64, arm: impl FnOnce() -> bool) -> bool // the reader offers it each chunk
-//! Session::detach_sink(&self, sink: &Arc<impl OutputSink>)
+//! Session::watch_from(&self, cursor: Option<u64>, limit: usize) -> Watch { read, live, exit } // catch-up + broadcast, no gap
 //! Session::finished(&self)                   // async; resolves once exited and drained
 //! Session::exit_info(&self) -> Option<ExitInfo>
 //! ```
@@ -39,8 +37,6 @@
 //!   own task (`tasks::follow_screen`), so parsing never slows output. Under sustained output it
 //!   holds to a parse-time budget (`budget.rs`, 1/`SCREEN_PARSE_SHARE` of wall time) and skips
 //!   ahead when more than `SCREEN_MAX_BACKLOG` behind.
-//! - An attached [`OutputSink`] is offered every chunk from the ring's end at attach time, in
-//!   cursor order, by the reader thread under the output lock; the sinks are dropped in `finish`.
 //! - Cursors only move forward: bytes for raw output, log lines for text/log output.
 //! - The writer (`writer.rs`) registers the PTY master with the reactor for write readiness only,
 //!   so output never wakes the reactor.
@@ -60,9 +56,9 @@ mod reader;
 mod registry;
 pub mod ring;
 mod screen;
-mod sink;
 mod spawn;
 mod tasks;
+mod watch;
 
 use std::sync::atomic::AtomicU64;
 
@@ -70,7 +66,7 @@ pub use error::SessionError;
 pub use owner::{Announcer, ExitInfo, Session, SessionEvent};
 pub use read::{OutputQuery, ScreenSnapshot, WaitFor, WaitOutcome};
 pub use registry::SessionRegistry;
-pub use sink::{OutputSink, Watch};
+pub use watch::Watch;
 
 /// Daemon-wide session counters behind `/metrics`.
 #[derive(Debug, Default)]

@@ -44,25 +44,16 @@ pub enum SessionEvent {
     },
 }
 
-/// Sends a non-output event on both broadcasts: `live` (every event, in order) and `notices`
-/// (every event but `Output`: a stream client listens there for its other frames, so it is not
-/// woken per chunk while the reader thread writes its output; see [`super::sink`]).
+/// Sends a non-output event (`Parsed`, `Exit`, `Closed`) on the session broadcast.
 #[derive(Debug, Clone)]
 pub struct Announcer {
     live: broadcast::Sender<Arc<SessionEvent>>,
-    notices: broadcast::Sender<Arc<SessionEvent>>,
 }
 
 impl Announcer {
     pub fn announce(&self, event: SessionEvent) {
-        let event = Arc::new(event);
         // No subscribers is fine.
-        let _ = self.live.send(event.clone());
-        let _ = self.notices.send(event);
-    }
-
-    pub(super) fn subscribe_notices(&self) -> broadcast::Receiver<Arc<SessionEvent>> {
-        self.notices.subscribe()
+        let _ = self.live.send(Arc::new(event));
     }
 }
 
@@ -111,7 +102,7 @@ pub struct Session {
     /// The ring cursor up to which the screen model has processed.
     pub(super) screen_cursor: watch::Sender<u64>,
     pub(super) live: broadcast::Sender<Arc<SessionEvent>>,
-    /// Sends `Parsed`, `Exit` and `Closed` on `live` and on the `notices` broadcast.
+    /// Sends `Parsed`, `Exit` and `Closed` on `live`.
     pub(super) announcer: Announcer,
     input: mpsc::Sender<Bytes>,
     pub(super) paused: watch::Sender<bool>,
@@ -144,8 +135,6 @@ pub(super) struct OutputState {
     pub ring: RawRing,
     pub last_output: Option<Instant>,
     pub exit: Option<ExitInfo>,
-    /// Consumers the reader hands each chunk to itself, under this lock (see [`super::sink`]).
-    pub sinks: Vec<Arc<dyn super::sink::OutputSink>>,
 }
 
 pub(super) struct TermState {
@@ -181,7 +170,7 @@ impl Session {
         let (input, input_rx) = mpsc::channel(PTY_INPUT_QUEUE);
         let (kill, kill_rx) = oneshot::channel();
         let live = broadcast::channel(SESSION_BROADCAST_CAPACITY).0;
-        let announcer = Announcer { live: live.clone(), notices: broadcast::channel(SESSION_BROADCAST_CAPACITY).0 };
+        let announcer = Announcer { live: live.clone() };
         let adapter = crate::agentwire::adapter_for(identity.agent_type.as_deref(), &plan.shell);
         let foreground_fd = winsize_fd.try_clone().ok();
         let agent = crate::agentwire::AgentLink::new(
@@ -207,7 +196,6 @@ impl Session {
                 ring: RawRing::new(SESSION_RING_BYTES, RING_SHARE_FROM),
                 last_output: None,
                 exit: None,
-                sinks: Vec::new(),
             }),
             term: Mutex::new(TermState {
                 screen: ScreenModel::new(plan.rows, plan.cols, SESSION_LOG_LINES),
@@ -364,7 +352,6 @@ impl Session {
             out.exit = Some(ExitInfo { exit_code, reason });
             self.announcer.announce(SessionEvent::Exit { exit_code });
             self.announcer.announce(SessionEvent::Closed { reason });
-            out.sinks.clear();
         }
         self.paused.send_replace(false);
         self.reader.wake();

@@ -1,10 +1,9 @@
 //! The PTY reader: one small dedicated thread per session doing `read()` on the PTY master, so
 //! draining a flooding child never waits for a busy tokio worker (the kernel's PTY buffer is small:
-//! a reader that is late by one scheduling round stalls the child). Each chunk goes to the ring, the
-//! broadcast and the attached output sinks (a plain-socket WebSocket client's frames are written
-//! here, see `sink.rs`) under one lock (`tasks::ingest`). The thread reads into one buffer that it
+//! a reader that is late by one scheduling round stalls the child). Each chunk goes to the ring and
+//! the broadcast under one lock (`tasks::ingest`). The thread reads into one buffer that it
 //! keeps (hot in cache: the kernel copies a tty read out 64 bytes at a time) and copies each chunk
-//! once into an allocation of its exact size, which the ring, the broadcast and the sinks share.
+//! once into an allocation of its exact size, which the ring and the broadcast share.
 //! Reading straight into fresh buffers that the ring then kept skipped that copy but cost ~10%
 //! more of the thread's CPU per flood: the kernel's small copies all landed in cold memory.
 //!

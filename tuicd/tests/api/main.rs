@@ -25,4 +25,5 @@ mod session_rules;
 mod session_util;
 mod sessions;
 mod stream;
+mod stream_close;
 mod task_owner;

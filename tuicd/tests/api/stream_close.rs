@@ -1,0 +1,58 @@
+//! `/sessions/:id/stream`: the close handshake of RFC 6455, driven by tungstenite as the client.
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::json;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::{CloseCode, Data, OpCode};
+
+use crate::harness::{DEADLINE, Daemon};
+use crate::session_util::{create_id, wait_text, write};
+use crate::stream::connect;
+
+/// Reads past the frames the server sent before its Close, and returns that Close; fails when the
+/// connection ends without one (what a client reports as 1006).
+async fn close_frame<S>(socket: &mut tokio_tungstenite::WebSocketStream<S>) -> Option<CloseFrame>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    loop {
+        match tokio::time::timeout(DEADLINE, socket.next()).await.expect("a Close frame in time") {
+            Some(Ok(Message::Close(frame))) => return frame,
+            Some(Ok(_)) => {}
+            Some(Err(e)) => panic!("the connection ended without a Close frame: {e}"),
+            None => panic!("the connection ended without a Close frame"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_clients_close_is_answered_with_a_close_frame() {
+    let daemon = Daemon::start().await;
+    let id = create_id(&daemon, json!({})).await;
+    let mut socket = connect(&daemon, &format!("/sessions/{id}/stream")).await;
+    socket.send(Message::Close(Some(CloseFrame { code: CloseCode::Normal, reason: "bye".into() }))).await.unwrap();
+    let reply = close_frame(&mut socket).await.expect("the reply carries a code");
+    assert_eq!(reply.code, CloseCode::Normal);
+    // The handshake is complete: the stream ends cleanly, and the session lives on.
+    assert!(tokio::time::timeout(DEADLINE, socket.next()).await.unwrap().is_none());
+    write(&daemon, &id, "echo still-$((20+1))\n").await;
+    wait_text(&daemon, &id, "still-21").await;
+}
+
+#[tokio::test]
+async fn a_text_frame_that_is_not_utf8_closes_the_stream_with_1007_and_writes_nothing() {
+    let daemon = Daemon::start().await;
+    let id = create_id(&daemon, json!({})).await;
+    let mut socket = connect(&daemon, &format!("/sessions/{id}/stream")).await;
+    let bad = Frame::message(b"echo bad-\xff\xfe-input\n".to_vec(), OpCode::Data(Data::Text), true);
+    socket.send(Message::Frame(bad)).await.unwrap();
+    let reply = close_frame(&mut socket).await.expect("the Close names the fault");
+    assert_eq!(reply.code, CloseCode::Invalid);
+    assert!(reply.reason.contains("UTF-8"), "{}", reply.reason);
+    // Nothing of the refused frame reached the terminal.
+    write(&daemon, &id, "echo after-$((40+2))\n").await;
+    let screen = wait_text(&daemon, &id, "after-42").await;
+    assert!(!screen.contains("bad-"), "{screen}");
+}
