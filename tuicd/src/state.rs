@@ -1,4 +1,5 @@
-//! The shared state every handler sees: a cheap handle around one `Arc`.
+//! The shared state every handler sees: a cheap handle around one `Arc`. The composition root:
+//! it builds every part of the daemon and starts its background services.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -85,6 +86,15 @@ impl Shared {
 impl App {
     pub fn new(shared: Shared) -> Self {
         Self { inner: Arc::new(shared) }
+    }
+
+    /// Starts every background service, each until shutdown: the MCP protocol-session reaper
+    /// (sessions unused for `mcp_session_ttl` are forgotten), peer delivery, and the progress
+    /// journal's intent recorder. Called once, after the listeners are bound.
+    pub fn start_services(&self, mcp_session_ttl: Duration) {
+        crate::mcp::spawn_reaper(self, mcp_session_ttl);
+        crate::messaging_runtime::start(self);
+        tokio::spawn(crate::agent_runtime::progress::record_intents(self.clone()));
     }
 
     /// Resolves once the daemon starts shutting down; long-lived streams select on it.

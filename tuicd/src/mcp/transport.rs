@@ -19,9 +19,9 @@ use super::model::{self, ACCEPTED_HEADER_VERSIONS, Incoming, RpcError, code};
 use super::protocol::{self, RequestMeta};
 use super::protocol_sessions::ProtocolSessionError;
 use crate::http::body::{empty, json_bytes_response, read_bytes};
+use crate::http::sse::{encode, sse_response};
 use crate::http::{ApiError, ApiResult, Caller, Request, Response, Transport};
 use crate::limits::SSE_KEEP_ALIVE;
-use crate::routes::events::{encode, sse_response};
 use crate::state::App;
 
 pub const SESSION_HEADER: &str = "mcp-session-id";

@@ -1,5 +1,5 @@
 //! The `task` tool (`get`, `cancel`); the standard MCP Tasks methods over the same handles are in
-//! `mcp_tasks.rs`.
+//! `mcp/tasks.rs`.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
