@@ -2,7 +2,7 @@
 //! from the UI. The UI never blocks on IO; it reads [`Snapshot`] under a short lock.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use proto::Health;
@@ -56,12 +56,12 @@ pub struct Handle {
 impl Handle {
     pub fn send(&self, command: Command) {
         if self.commands.try_send(command).is_err() {
-            self.snapshot.lock().unwrap_or_else(|e| e.into_inner()).error = Some("too many pending commands".into());
+            self.snapshot.locked().error = Some("too many pending commands".into());
         }
     }
 
     pub fn set_context(&self, ctx: &eframe::egui::Context) {
-        *self.repaint.lock().unwrap_or_else(|e| e.into_inner()) = Some(ctx.clone());
+        *self.repaint.locked() = Some(ctx.clone());
     }
 }
 
@@ -76,7 +76,7 @@ pub fn spawn(socket: PathBuf) -> Handle {
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
             match runtime {
                 Ok(rt) => rt.block_on(run(worker, socket, rx)),
-                Err(e) => worker.snapshot.lock().unwrap_or_else(|e| e.into_inner()).error = Some(e.to_string()),
+                Err(e) => worker.snapshot.locked().error = Some(e.to_string()),
             }
         })
         .ok();
@@ -87,7 +87,7 @@ async fn run(handle: Handle, socket: PathBuf, mut commands: mpsc::Receiver<Comma
     let client = match reqwest::Client::builder().unix_socket(socket).timeout(REQUEST_TIMEOUT).build() {
         Ok(c) => c,
         Err(e) => {
-            handle.snapshot.lock().unwrap_or_else(|e| e.into_inner()).error = Some(e.to_string());
+            handle.snapshot.locked().error = Some(e.to_string());
             return;
         }
     };
@@ -99,13 +99,13 @@ async fn run(handle: Handle, socket: PathBuf, mut commands: mpsc::Receiver<Comma
                 None => return,
                 Some(command) => {
                     if let Err(e) = execute(&handle, &client, command).await {
-                        handle.snapshot.lock().unwrap_or_else(|e| e.into_inner()).error = Some(e);
+                        handle.snapshot.locked().error = Some(e);
                     }
                     refresh(&handle, &client).await;
                 }
             },
         }
-        if let Some(ctx) = handle.repaint.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+        if let Some(ctx) = handle.repaint.locked().as_ref() {
             ctx.request_repaint();
         }
     }
@@ -125,12 +125,12 @@ async fn get_json(client: &reqwest::Client, path: &str) -> Result<Value, String>
 async fn refresh(handle: &Handle, client: &reqwest::Client) {
     let health = get_json(client, "/health").await;
     let sessions = get_json(client, "/sessions").await;
-    let selected = handle.snapshot.lock().unwrap_or_else(|e| e.into_inner()).selected.clone();
+    let selected = handle.snapshot.locked().selected.clone();
     let text = match &selected {
         Some(id) => get_json(client, &format!("/sessions/{id}/output?format=text")).await.ok(),
         None => None,
     };
-    let mut snap = handle.snapshot.lock().unwrap_or_else(|e| e.into_inner());
+    let mut snap = handle.snapshot.locked();
     match health.and_then(|h| serde_json::from_value::<Health>(h).map_err(|e| e.to_string())) {
         Ok(h) => {
             snap.health = Some(h);
@@ -162,7 +162,7 @@ async fn execute(handle: &Handle, client: &reqwest::Client, command: Command) ->
     };
     match command {
         Command::Select(id) => {
-            let mut snap = handle.snapshot.lock().unwrap_or_else(|e| e.into_inner());
+            let mut snap = handle.snapshot.locked();
             snap.selected = Some(id);
             snap.screen_text.clear();
             Ok(())
@@ -181,5 +181,17 @@ async fn execute(handle: &Handle, client: &reqwest::Client, command: Command) ->
                 client.post(url("/sessions")).json(&serde_json::json!({})).send().await.map_err(|e| e.to_string())?;
             check(r).await
         }
+    }
+}
+
+/// [`Mutex::lock`] that recovers the guard from a poisoned lock: the snapshot is plain data, and a
+/// panicked worker must not freeze the window.
+pub(crate) trait Recover<T> {
+    fn locked(&self) -> MutexGuard<'_, T>;
+}
+
+impl<T> Recover<T> for Mutex<T> {
+    fn locked(&self) -> MutexGuard<'_, T> {
+        self.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }

@@ -2,7 +2,7 @@
 
 use eframe::egui;
 
-use crate::client::{Command, Handle};
+use crate::client::{Command, Handle, Recover};
 
 pub struct TuicApp {
     handle: Handle,
@@ -22,7 +22,7 @@ impl eframe::App for TuicApp {
             self.handle.set_context(ui.ctx());
             self.context_set = true;
         }
-        let snap = self.handle.snapshot.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let snap = self.handle.snapshot.locked().clone();
         egui::Panel::top("status").show(ui, |ui| {
             ui.horizontal(|ui| {
                 match &snap.health {

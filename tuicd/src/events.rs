@@ -11,6 +11,7 @@ use serde::Serialize;
 use tokio::sync::broadcast;
 
 use crate::limits::{EVENT_CHANNEL_CAPACITY, EVENT_HISTORY};
+use crate::lock::Recover;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event {
@@ -56,7 +57,7 @@ impl EventBus {
 
     pub fn publish<T: Serialize>(&self, kind: &'static str, payload: &T) -> u64 {
         let data: Arc<str> = serde_json::to_string(payload).unwrap_or_else(|_| "{}".into()).into();
-        let mut history = self.history.lock().unwrap_or_else(|e| e.into_inner());
+        let mut history = self.history.locked();
         let id = history.next_id;
         history.next_id += 1;
         let event = Arc::new(Event { id, kind, data });
@@ -71,13 +72,13 @@ impl EventBus {
 
     /// The id of the newest event, 0 before the first.
     pub fn last_id(&self) -> u64 {
-        self.history.lock().unwrap_or_else(|e| e.into_inner()).next_id - 1
+        self.history.locked().next_id - 1
     }
 
     /// Subscribes to live events and, with `after`, collects the retained events newer than it.
     /// Subscribing and reading history happen under one lock, so nothing falls between them.
     pub fn subscribe(&self, after: Option<u64>) -> Subscription {
-        let history = self.history.lock().unwrap_or_else(|e| e.into_inner());
+        let history = self.history.locked();
         let live = self.live.subscribe();
         let Some(after) = after else {
             return Subscription { missed: 0, replay: Vec::new(), live };
@@ -91,7 +92,7 @@ impl EventBus {
     /// Retained events newer than `after`, for a subscriber that fell behind the live channel.
     /// Returns how many it can no longer get, and the rest.
     pub fn since(&self, after: u64) -> (u64, Vec<Arc<Event>>) {
-        let history = self.history.lock().unwrap_or_else(|e| e.into_inner());
+        let history = self.history.locked();
         let oldest = history.events.front().map_or(history.next_id, |e| e.id);
         let missed = oldest.saturating_sub(after + 1);
         (missed, history.events.iter().filter(|e| e.id > after).cloned().collect())

@@ -8,6 +8,7 @@ pub mod config;
 pub mod events;
 pub mod http;
 pub mod limits;
+mod lock;
 pub mod mcp;
 pub mod messaging;
 pub mod messaging_runtime;

@@ -7,6 +7,7 @@ use std::sync::{Arc, OnceLock};
 use super::{AgentLink, EdgeKind, EdgeSink, adapter_for};
 use crate::agent::{AgentStatus, Screen};
 use crate::events::EventBus;
+use crate::lock::Recover;
 use crate::session::{AttachContext, AttachFactory, Attachment, Session};
 
 /// Builds each session's [`AgentLink`]. `edges` is read at each creation: sessions created once a
@@ -45,8 +46,8 @@ impl Attachment for AgentLink {
     /// Publishes nothing more (the session's end is the last event it sends) and lets go of the
     /// PTY.
     fn on_end(&self) {
-        *self.inner.ended.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        self.inner.pty.lock().unwrap_or_else(|e| e.into_inner()).take();
+        *self.inner.ended.locked() = true;
+        self.inner.pty.locked().take();
     }
 
     fn on_retired(&self, exit_code: Option<i32>) {

@@ -53,6 +53,7 @@ use crate::agent::adapters::{self, Adapter};
 use crate::agent::{AgentEvent, AgentState, AgentStatus, AgentTracker, Readiness, Screen};
 use crate::events::EventBus;
 use crate::limits::{AGENT_TICK_INTERVAL, AGENT_TICK_LINGER, BACKGROUND_PROBE_INTERVAL};
+use crate::lock::Recover;
 use crate::session::{Announcer, SessionEvent};
 
 /// A copy of a screen: rows, cursor (row, col), alternate screen.
@@ -114,9 +115,9 @@ impl Drop for TrackerGuard<'_> {
         let state = self.tracker.snapshot_state();
         let confirmed_idle = state.is_some() && self.tracker.readiness() == Readiness::ConfirmedIdle;
         let ready = state.is_some() && self.tracker.check_submit().is_ok();
-        let mut last = self.inner.last_edge.lock().unwrap_or_else(|e| e.into_inner());
+        let mut last = self.inner.last_edge.locked();
         // After the session's end only its `Exited` edge (sent by the registry) may follow.
-        if *last == (state, confirmed_idle, ready) || *self.inner.ended.lock().unwrap_or_else(|e| e.into_inner()) {
+        if *last == (state, confirmed_idle, ready) || *self.inner.ended.locked() {
             return;
         }
         *last = (state, confirmed_idle, ready);
@@ -213,7 +214,7 @@ impl AgentLink {
     }
 
     fn tracker(&self) -> TrackerGuard<'_> {
-        TrackerGuard { tracker: self.inner.tracker.lock().unwrap_or_else(|e| e.into_inner()), inner: &self.inner }
+        TrackerGuard { tracker: self.inner.tracker.locked(), inner: &self.inner }
     }
 
     pub fn adapter(&self) -> Option<&'static Adapter> {
@@ -231,7 +232,7 @@ impl AgentLink {
             events.extend(tracker.on_screen(screen, now));
             if self.inner.shell_pid.is_some() {
                 let copy = (screen.rows.to_vec(), screen.cursor, screen.alternate);
-                *self.inner.last_screen.lock().unwrap_or_else(|e| e.into_inner()) = Some(copy);
+                *self.inner.last_screen.locked() = Some(copy);
             }
             self.inner.fed.send_replace(cursor);
             events
@@ -302,7 +303,7 @@ impl AgentLink {
     }
 
     fn publish(&self, events: Vec<AgentEvent>) {
-        let ended = self.inner.ended.lock().unwrap_or_else(|e| e.into_inner());
+        let ended = self.inner.ended.locked();
         if events.is_empty() || *ended {
             return;
         }
@@ -317,7 +318,7 @@ impl AgentLink {
     }
 
     fn activity(&self, now: Instant) {
-        *self.inner.last_activity.lock().unwrap_or_else(|e| e.into_inner()) = now;
+        *self.inner.last_activity.locked() = now;
         if !self.inner.ticking.swap(true, Ordering::AcqRel)
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
         {
@@ -329,19 +330,19 @@ impl AgentLink {
     /// tracker's adapter (and the background probe's root); the shell again clears it.
     fn follow_foreground(&self, now: Instant) {
         let foreground = {
-            let pty = self.inner.pty.lock().unwrap_or_else(|e| e.into_inner());
+            let pty = self.inner.pty.locked();
             let Some(fd) = pty.as_ref() else { return };
             probe::foreground(fd)
         };
         let Some(pid) = foreground else { return };
         let adapter = if Some(pid) == self.inner.shell_pid { None } else { probe::agent_of(pid) };
-        *self.inner.probe_root.lock().unwrap_or_else(|e| e.into_inner()) = adapter.map(|_| pid);
+        *self.inner.probe_root.locked() = adapter.map(|_| pid);
         let events = {
             let mut tracker = self.tracker();
             let changed = tracker.adapter().map(|a| a.id) != adapter.map(|a| a.id);
             let mut events = tracker.set_adapter(adapter, now);
             // The new adapter reads the screen already shown (the agent may be quiet now).
-            let shown = self.inner.last_screen.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            let shown = self.inner.last_screen.locked().clone();
             if let (true, Some((rows, cursor, alternate))) = (changed, shown) {
                 events.extend(tracker.on_screen(&Screen { rows: &rows, cursor, alternate }, now));
             }
@@ -351,7 +352,7 @@ impl AgentLink {
     }
 
     fn idle_for(&self, now: Instant) -> std::time::Duration {
-        now.saturating_duration_since(*self.inner.last_activity.lock().unwrap_or_else(|e| e.into_inner()))
+        now.saturating_duration_since(*self.inner.last_activity.locked())
     }
 }
 
@@ -369,7 +370,7 @@ async fn ticker(link: AgentLink) {
             let probing = link.clone();
             background = tokio::task::spawn_blocking(move || {
                 probing.follow_foreground(Instant::now());
-                let root = *probing.inner.probe_root.lock().unwrap_or_else(|e| e.into_inner());
+                let root = *probing.inner.probe_root.locked();
                 root.is_some_and(probe::has_background_work)
             })
             .await

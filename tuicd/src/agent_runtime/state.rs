@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::journal::Journal;
 use super::tasks::TaskStore;
+use crate::lock::Recover;
 
 #[derive(Debug, Default)]
 pub struct AgentsState {
@@ -83,7 +84,7 @@ impl AgentCounters {
 
 impl AgentsState {
     fn spawns(&self) -> MutexGuard<'_, HashMap<String, SpawnInfo>> {
-        self.spawns.lock().unwrap_or_else(|e| e.into_inner())
+        self.spawns.locked()
     }
 
     /// Records a spawn; drops entries whose sessions `keep` no longer knows.
@@ -110,7 +111,7 @@ impl AgentsState {
 
     /// The journal under `config_dir`, opened on first use.
     pub fn journal(&self, config_dir: &std::path::Path) -> MutexGuard<'_, Option<Journal>> {
-        let mut journal = self.journal.lock().unwrap_or_else(|e| e.into_inner());
+        let mut journal = self.journal.locked();
         if journal.is_none() {
             *journal = Some(Journal::new(config_dir));
         }

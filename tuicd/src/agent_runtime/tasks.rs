@@ -14,6 +14,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::limits::{TASK_MAX, TASK_POLL_INTERVAL_MS, TASK_TTL};
+use crate::lock::Recover;
 
 /// The MCP Tasks vocabulary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -100,7 +101,7 @@ fn now_ms() -> u64 {
 
 impl TaskStore {
     fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<Task>> {
-        let mut tasks = self.tasks.lock().unwrap_or_else(|e| e.into_inner());
+        let mut tasks = self.tasks.locked();
         while tasks.front().is_some_and(|t| t.created.elapsed() >= TASK_TTL) {
             tasks.pop_front();
         }

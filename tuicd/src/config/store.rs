@@ -10,6 +10,7 @@ use std::sync::{Arc, RwLock};
 
 use super::AppConfig;
 use super::merge::parse_config;
+use crate::lock::{Recover, RecoverRw};
 use crate::paths::CONFIG_FILE;
 
 #[derive(Debug, thiserror::Error)]
@@ -50,7 +51,7 @@ impl ConfigStore {
     }
 
     pub fn get(&self) -> Arc<AppConfig> {
-        self.current.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.current.read_locked().clone()
     }
 
     /// Computes the next config from the current one and persists it. Nothing changes when
@@ -59,12 +60,12 @@ impl ConfigStore {
         &self,
         update: impl FnOnce(&AppConfig) -> Result<AppConfig, E>,
     ) -> Result<(Arc<AppConfig>, Arc<AppConfig>), E> {
-        let _in_process = self.save_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let _in_process = self.save_lock.locked();
         let previous = self.get();
         let next = Arc::new(update(&previous)?);
         if *next != *previous {
             write_atomically(&self.path, &next)?;
-            *self.current.write().unwrap_or_else(|e| e.into_inner()) = next.clone();
+            *self.current.write_locked() = next.clone();
         }
         Ok((previous, next))
     }

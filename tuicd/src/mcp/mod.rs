@@ -19,6 +19,7 @@ use crate::config::AppConfig;
 use std::time::Duration;
 
 use crate::limits::{MCP_REAPER_INTERVAL, MCP_REAPER_MIN_INTERVAL};
+use crate::lock::Recover;
 use crate::state::App;
 use protocol_sessions::ProtocolSessions;
 
@@ -33,14 +34,14 @@ pub struct McpState {
 
 impl McpState {
     pub fn pty_description(&self, session_id: &str) -> Option<String> {
-        self.pty_descriptions.lock().unwrap_or_else(|e| e.into_inner()).get(session_id).cloned()
+        self.pty_descriptions.locked().get(session_id).cloned()
     }
 
     /// Sets (or, with `None` / an empty string, clears) a PTY's description and tells `/events`.
     pub fn set_pty_description(&self, app: &App, session_id: &str, description: Option<String>) {
         let description = description.filter(|d| !d.trim().is_empty());
         {
-            let mut map = self.pty_descriptions.lock().unwrap_or_else(|e| e.into_inner());
+            let mut map = self.pty_descriptions.locked();
             let live: Vec<String> = app.sessions.list().iter().map(|s| s.id.clone()).collect();
             map.retain(|id, _| live.contains(id));
             match &description {

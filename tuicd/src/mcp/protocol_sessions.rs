@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 use crate::limits::{MCP_MAX_SESSIONS, MCP_SESSION_ID_MAX_LEN, MCP_STREAM_QUEUE};
+use crate::lock::Recover;
 
 /// How a client arrived at `initialize` (logged as `event`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,7 +98,7 @@ pub fn valid_id(id: &str) -> bool {
 
 impl ProtocolSessions {
     fn lock(&self) -> MutexGuard<'_, HashMap<String, Entry>> {
-        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+        self.entries.locked()
     }
 
     /// Records an `initialize`: resumes a held id, or mints a new one.

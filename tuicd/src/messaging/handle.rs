@@ -14,6 +14,7 @@ use super::liveness::Liveness;
 use super::mailbox::{Mailbox, WakeOwner};
 use super::reaper::{ReapOutcome, peer_identity_is_reapable};
 use super::types::{MailWake, MessagingError, PeerEntry, RegisterOutcome, RegisterRequest, TransportId};
+use crate::lock::Recover;
 
 /// Cheap to clone; every clone sees the same state.
 #[derive(Clone)]
@@ -54,7 +55,7 @@ impl Messaging {
 
     pub(super) fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock leaves plain data behind, still consistent per operation.
-        self.shared.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.shared.state.locked()
     }
 
     pub(super) fn now_ms(&self) -> u64 {

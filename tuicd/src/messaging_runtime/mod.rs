@@ -30,6 +30,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde_json::json;
 use uuid::Uuid;
 
+use crate::lock::Recover;
 use crate::messaging::injection::InjectionQueue;
 use crate::messaging::{Attach, Messaging, SystemClock, TransportId};
 use crate::state::App;
@@ -81,7 +82,7 @@ impl Default for Terminal {
 
 impl Peers {
     fn terminals(&self) -> MutexGuard<'_, HashMap<Uuid, Terminal>> {
-        self.terminals.lock().unwrap_or_else(|e| e.into_inner())
+        self.terminals.locked()
     }
 
     /// Entries waiting in a terminal's injection FIFO (peer messages and user commands).

@@ -13,6 +13,7 @@ use http::HeaderMap;
 use crate::config::AuthConfig;
 use crate::http::ApiError;
 use crate::limits::{AUTH_CACHE_CAPACITY, AUTH_LIMITER_CAPACITY};
+use crate::lock::Recover;
 
 #[derive(Debug, Default)]
 pub struct AuthGate {
@@ -38,7 +39,7 @@ impl AuthGate {
             ));
         }
         let key = (header.to_owned(), auth.password_hash.clone());
-        if self.verified.lock().unwrap_or_else(|e| e.into_inner()).contains(&key) {
+        if self.verified.locked().contains(&key) {
             return Ok(());
         }
         let ok = match decode_basic(header) {
@@ -51,7 +52,7 @@ impl AuthGate {
             _ => false,
         };
         if ok {
-            let mut verified = self.verified.lock().unwrap_or_else(|e| e.into_inner());
+            let mut verified = self.verified.locked();
             if verified.len() == AUTH_CACHE_CAPACITY {
                 verified.pop_front();
             }
@@ -65,7 +66,7 @@ impl AuthGate {
 
     /// Seconds until the oldest failure in the window expires, when the address is over the limit.
     fn limited(&self, ip: IpAddr, window: Duration, max: u32) -> Option<u64> {
-        let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+        let mut failures = self.failures.locked();
         let entry = failures.get_mut(&ip)?;
         let now = Instant::now();
         while entry.front().is_some_and(|t| now.duration_since(*t) >= window) {
@@ -82,7 +83,7 @@ impl AuthGate {
     }
 
     fn record_failure(&self, ip: IpAddr, window: Duration) {
-        let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+        let mut failures = self.failures.locked();
         if failures.len() >= AUTH_LIMITER_CAPACITY && !failures.contains_key(&ip) {
             // Bounded: forget addresses whose failures have all expired, else the stalest one.
             let now = Instant::now();

@@ -15,6 +15,7 @@ use super::service::serve_connection;
 use crate::config::AppConfig;
 use crate::http::Caller;
 use crate::limits::{MAX_CONNECTIONS, SHUTDOWN_DRAIN, TCP_PORT_ATTEMPTS};
+use crate::lock::Recover;
 use crate::state::App;
 
 /// Bounds a TLS handshake so a silent client cannot hold a connection slot.
@@ -35,7 +36,7 @@ struct Running {
 impl TcpControl {
     /// Where the TCP listener is bound, when it runs.
     pub fn address(&self) -> Option<SocketAddr> {
-        *self.address.lock().unwrap_or_else(|e| e.into_inner())
+        *self.address.locked()
     }
 
     /// Brings the listener in line with the live config: stops it, then starts it again when
@@ -52,7 +53,7 @@ impl TcpControl {
         if let Some(old) = running.take() {
             let _ = old.stop.send(true);
             let _ = old.task.await;
-            *self.address.lock().unwrap_or_else(|e| e.into_inner()) = None;
+            *self.address.locked() = None;
             tracing::info!(listener = "tcp", "TCP listener stopped");
         }
         let config = app.config.get();
@@ -63,7 +64,7 @@ impl TcpControl {
             .map(|tls| tokio_rustls::TlsAcceptor::from(Arc::new(tls)));
         let listener = bind(&config, app.port_override).await?;
         let address = listener.local_addr().map_err(|e| e.to_string())?;
-        *self.address.lock().unwrap_or_else(|e| e.into_inner()) = Some(address);
+        *self.address.locked() = Some(address);
         let scheme = if acceptor.is_some() { "https" } else { "http" };
         tracing::info!(listener = "tcp", %address, scheme, "TCP listener started (Basic Auth)");
         let (stop, stop_rx) = watch::channel(false);

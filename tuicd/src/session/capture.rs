@@ -13,6 +13,7 @@ use std::time::Instant;
 
 use super::owner::Session;
 use crate::limits::CAPTURE_MAX_BYTES;
+use crate::lock::Recover;
 
 pub const TCAP_MAGIC: &[u8; 8] = b"TCAP\x01\n\0\0";
 const RECORD_HEADER: u64 = 1 + 8 + 4;
@@ -115,7 +116,7 @@ pub fn read_file(path: &Path) -> std::io::Result<Vec<Record>> {
 
 impl Session {
     pub(super) fn record(&self, direction: Direction, data: &[u8]) {
-        let mut capture = self.capture.lock().unwrap_or_else(|e| e.into_inner());
+        let mut capture = self.capture.locked();
         if let Some(file) = capture.as_mut() {
             file.record(direction, data);
         }
@@ -123,11 +124,11 @@ impl Session {
 
     /// Replaces this session's capture (None stops it). Returns the previous file's size.
     pub(super) fn set_capture(&self, file: Option<CaptureFile>) {
-        *self.capture.lock().unwrap_or_else(|e| e.into_inner()) = file;
+        *self.capture.locked() = file;
     }
 
     pub(super) fn capture_written(&self) -> Option<u64> {
-        self.capture.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(CaptureFile::written)
+        self.capture.locked().as_ref().map(CaptureFile::written)
     }
 }
 

@@ -22,6 +22,7 @@ use super::{Counters, SessionError, tasks};
 use crate::limits::{
     PTY_INPUT_QUEUE, RING_SHARE_FROM, SESSION_BROADCAST_CAPACITY, SESSION_LOG_LINES, SESSION_RING_BYTES,
 };
+use crate::lock::Recover;
 
 /// Runs once when a session has finished (the registry moves it to the tombstones).
 pub(super) type OnClose = Box<dyn FnOnce(&Arc<Session>) + Send>;
@@ -235,11 +236,11 @@ impl Session {
     }
 
     pub(super) fn lock(&self) -> MutexGuard<'_, OutputState> {
-        self.out.lock().unwrap_or_else(|e| e.into_inner())
+        self.out.locked()
     }
 
     pub(super) fn term(&self) -> MutexGuard<'_, TermState> {
-        self.term.lock().unwrap_or_else(|e| e.into_inner())
+        self.term.locked()
     }
 
     /// Queues raw bytes for the child's input, in order. Waits only when the input queue is full
@@ -286,7 +287,7 @@ impl Session {
         }
         term.screen.resize(rows, cols);
         let size = rustix::termios::Winsize { ws_row: rows, ws_col: cols, ws_xpixel: 0, ws_ypixel: 0 };
-        let fd = self.winsize_fd.lock().unwrap_or_else(|e| e.into_inner());
+        let fd = self.winsize_fd.locked();
         let Some(fd) = fd.as_ref() else { return Ok(()) };
         rustix::termios::tcsetwinsize(fd, size).map_err(|e| SessionError::Spawn(format!("resizing the PTY: {e}")))
     }
@@ -318,7 +319,7 @@ impl Session {
     /// both answer success).
     pub fn close(&self, reason: &'static str) {
         self.closing.send_replace(true);
-        let kill = self.kill.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let kill = self.kill.locked().take();
         if let Some(kill) = kill {
             let _ = kill.send(reason);
         }
@@ -380,8 +381,8 @@ impl Session {
         self.closing.send_replace(true);
         self.done.send_replace(true);
         self.screen_wake.notify_one();
-        self.kill.lock().unwrap_or_else(|e| e.into_inner()).take();
-        self.winsize_fd.lock().unwrap_or_else(|e| e.into_inner()).take();
+        self.kill.locked().take();
+        self.winsize_fd.locked().take();
     }
 
     fn ensure_running(&self, action: &'static str) -> Result<(), SessionError> {

@@ -19,6 +19,7 @@ use super::process::ProcessSampler;
 use super::{Counters, SessionError, spawn};
 use crate::events::EventBus;
 use crate::limits::{SESSION_ID_MAX_LEN, SESSION_TOMBSTONE_MAX, SESSION_TOMBSTONE_TTL};
+use crate::lock::Recover;
 
 /// A cheap handle (one `Arc`).
 #[derive(Clone)]
@@ -113,7 +114,7 @@ impl SessionRegistry {
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        let mut state = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = self.shared.state.locked();
         state.sweep();
         state
     }
@@ -348,7 +349,7 @@ impl SessionRegistry {
     }
 
     pub(super) fn sampler(&self) -> MutexGuard<'_, ProcessSampler> {
-        self.shared.sampler.lock().unwrap_or_else(|e| e.into_inner())
+        self.shared.sampler.locked()
     }
 }
 
