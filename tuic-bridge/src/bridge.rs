@@ -25,7 +25,7 @@ const FALLBACK_VERSION: &str = "2025-11-25";
 const NEGOTIABLE_VERSIONS: [&str; 3] = ["2026-07-28", "2025-11-25", "2025-03-26"];
 
 #[derive(Debug)]
-pub struct Settings {
+pub(crate) struct Settings {
     pub socket: PathBuf,
     /// `$TUIC_SESSION`: the PTY this bridge runs in, sent as `x-tuic-session`.
     pub tuic_session: Option<String>,
@@ -97,7 +97,7 @@ struct Bridge {
     early: tokio::sync::Mutex<Option<VecDeque<Value>>>,
 }
 
-pub async fn run(settings: Settings) {
+pub(crate) async fn run(settings: Settings) {
     let (out, mut lines) = mpsc::channel::<String>(STDOUT_QUEUE);
     let writer = tokio::spawn(async move {
         let mut stdout = tokio::io::stdout();

@@ -13,7 +13,7 @@ use crate::limits::{
 /// tuicd is still carrying out: 10 s for ordinary calls; a wait's own clamped timeout plus 5 s; a
 /// submit's clamped acknowledgement window plus 10 s; 305 s for `ui action=confirm` and long
 /// workspace operations. Collapsed `call_tool` calls are judged by the tool they wrap.
-pub fn for_request(method: &str, params: Option<&Value>) -> Duration {
+pub(crate) fn for_request(method: &str, params: Option<&Value>) -> Duration {
     if method != "tools/call" {
         return CALL_DEADLINE;
     }

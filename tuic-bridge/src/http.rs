@@ -12,7 +12,7 @@ use crate::limits::{MAX_HEADER_BYTES, MAX_RESPONSE_BYTES};
 
 /// Why a request got no HTTP answer.
 #[derive(Debug, thiserror::Error)]
-pub enum TransportError {
+pub(crate) enum TransportError {
     /// Nothing listens on the socket: the daemon is not running.
     #[error("tuicd is not running (nothing listens on {0})")]
     Down(String),
@@ -27,20 +27,20 @@ pub enum TransportError {
 }
 
 #[derive(Debug)]
-pub struct HttpResponse {
+pub(crate) struct HttpResponse {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
 }
 
 impl HttpResponse {
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 }
 
 /// One request: `(method, headers, body)`, answered within `deadline`.
-pub async fn request(
+pub(crate) async fn request(
     socket: &Path,
     method: &str,
     headers: &[(&str, String)],
@@ -60,7 +60,7 @@ pub async fn request(
 }
 
 /// An open SSE response (GET /mcp): yields each event's `data` until the stream ends.
-pub struct EventStream {
+pub(crate) struct EventStream {
     reader: BufReader<UnixStream>,
     chunked: bool,
     /// Bytes of the current chunk not yet consumed (chunked framing only).
@@ -68,7 +68,7 @@ pub struct EventStream {
     pending: Vec<u8>,
 }
 
-pub async fn open_stream(
+pub(crate) async fn open_stream(
     socket: &Path,
     headers: &[(&str, String)],
     deadline: Duration,
@@ -89,7 +89,7 @@ pub async fn open_stream(
 
 impl EventStream {
     /// The next event's data (its `data:` lines joined); `None` when the stream ended.
-    pub async fn next_event(&mut self) -> Result<Option<String>, TransportError> {
+    pub(crate) async fn next_event(&mut self) -> Result<Option<String>, TransportError> {
         let mut data: Vec<String> = Vec::new();
         loop {
             let Some(line) = self.next_line().await? else { return Ok(None) };

@@ -17,7 +17,7 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 const COMMAND_QUEUE: usize = 64;
 
 /// The default instance's socket, by the daemon's own rules (`proto::paths`).
-pub fn default_socket() -> PathBuf {
+pub(crate) fn default_socket() -> PathBuf {
     let xdg = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from);
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let config_dir = proto::paths::config_dir_from(xdg.as_deref(), home.as_deref());
@@ -29,7 +29,7 @@ pub fn default_socket() -> PathBuf {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     pub socket: String,
     pub health: Option<Health>,
     pub error: Option<String>,
@@ -40,32 +40,32 @@ pub struct Snapshot {
 }
 
 #[derive(Debug)]
-pub enum Command {
+pub(crate) enum Command {
     Select(String),
     Write { session_id: String, data: String },
     Create,
 }
 
 #[derive(Clone)]
-pub struct Handle {
+pub(crate) struct Handle {
     pub snapshot: Arc<Mutex<Snapshot>>,
     commands: mpsc::Sender<Command>,
     repaint: Arc<Mutex<Option<eframe::egui::Context>>>,
 }
 
 impl Handle {
-    pub fn send(&self, command: Command) {
+    pub(crate) fn send(&self, command: Command) {
         if self.commands.try_send(command).is_err() {
             self.snapshot.locked().error = Some("too many pending commands".into());
         }
     }
 
-    pub fn set_context(&self, ctx: &eframe::egui::Context) {
+    pub(crate) fn set_context(&self, ctx: &eframe::egui::Context) {
         *self.repaint.locked() = Some(ctx.clone());
     }
 }
 
-pub fn spawn(socket: PathBuf) -> Handle {
+pub(crate) fn spawn(socket: PathBuf) -> Handle {
     let snapshot = Arc::new(Mutex::new(Snapshot { socket: socket.display().to_string(), ..Default::default() }));
     let (commands, rx) = mpsc::channel(COMMAND_QUEUE);
     let handle = Handle { snapshot, commands, repaint: Arc::default() };

@@ -4,14 +4,14 @@ use eframe::egui;
 
 use crate::client::{Command, Handle, Recover};
 
-pub struct TuicApp {
+pub(crate) struct TuicApp {
     handle: Handle,
     input: String,
     context_set: bool,
 }
 
 impl TuicApp {
-    pub fn new(handle: Handle) -> Self {
+    pub(crate) fn new(handle: Handle) -> Self {
         Self { handle, input: String::new(), context_set: false }
     }
 }

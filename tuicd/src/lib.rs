@@ -2,20 +2,25 @@
 //!
 //! [`server::Daemon`] is the one entry point: `Daemon::bind(options)` then `serve(shutdown)`.
 
-pub mod agent;
-pub mod agent_runtime;
-pub mod config;
-pub mod events;
-pub mod http;
+mod agent;
+mod agent_runtime;
+mod config;
+mod events;
+mod http;
 pub mod limits;
 mod lock;
-pub mod mcp;
-pub mod messaging;
-pub mod messaging_runtime;
+mod mcp;
+mod messaging;
+mod messaging_runtime;
 pub mod paths;
-pub mod routes;
-pub mod server;
-pub mod session;
-pub mod state;
+mod routes;
+mod server;
+mod session;
+mod state;
 
 pub use server::{Daemon, Options};
+
+/// For the black-box tests: the `.tcap` capture format and the config deep merge they check the
+/// daemon against.
+pub use config::merge::deep_merge;
+pub use session::capture;

@@ -10,7 +10,7 @@ use tokio::net::UnixStream;
 const ANSWER_DEADLINE: Duration = Duration::from_secs(10);
 
 /// Sends `method path` with `headers` and a JSON `body`; returns the status and the body.
-pub async fn request(
+pub(crate) async fn request(
     conn: &mut UnixStream,
     method: &str,
     path: &str,

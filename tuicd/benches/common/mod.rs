@@ -2,8 +2,8 @@
 //! What the daemon-driving benches share: start the release `tuicd` on a fresh config dir and
 //! wait until its socket answers.
 
-pub mod http1;
-pub mod raw_ws;
+pub(crate) mod http1;
+pub(crate) mod raw_ws;
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 /// How long a started daemon may take to accept on its socket.
 const START_DEADLINE: Duration = Duration::from_secs(30);
 
-pub struct Daemon {
+pub(crate) struct Daemon {
     pub child: tokio::process::Child,
     pub socket: PathBuf,
     /// The daemon's stderr (its log), kept in the config dir.
@@ -23,13 +23,13 @@ pub struct Daemon {
 
 /// Starts `tuicd` (another build with `TUIC_BENCH_TUICD`) with `RUST_LOG=warn` (unless `env` sets
 /// it) plus `env`, its log in a file, and waits until its socket accepts.
-pub async fn start_daemon(env: &[(&str, String)]) -> Daemon {
+pub(crate) async fn start_daemon(env: &[(&str, String)]) -> Daemon {
     let binary = std::env::var("TUIC_BENCH_TUICD").unwrap_or_else(|_| env!("CARGO_BIN_EXE_tuicd").to_owned());
     start_daemon_binary(&binary, env).await
 }
 
 /// [`start_daemon`] with the daemon build at `binary`.
-pub async fn start_daemon_binary(binary: &str, env: &[(&str, String)]) -> Daemon {
+pub(crate) async fn start_daemon_binary(binary: &str, env: &[(&str, String)]) -> Daemon {
     let dir = tempfile::Builder::new().prefix("tuic-bench").tempdir().unwrap();
     let log = dir.path().join("tuicd.log");
     let mut command = tokio::process::Command::new(binary);
@@ -45,7 +45,7 @@ pub async fn start_daemon_binary(binary: &str, env: &[(&str, String)]) -> Daemon
 }
 
 /// Polls `ready` until it holds, failing with `what` after [`START_DEADLINE`].
-pub async fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
+pub(crate) async fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
     let start = Instant::now();
     while !ready() {
         assert!(start.elapsed() < START_DEADLINE, "{what} not ready");

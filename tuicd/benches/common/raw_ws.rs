@@ -12,7 +12,7 @@ const BUFFER_BYTES: usize = 1 << 20;
 /// The fixed handshake key (the server only echoes a digest of it).
 const KEY: &str = "dGhlIHNhbXBsZSBub25jZQ==";
 
-pub struct RawWs {
+pub(crate) struct RawWs {
     socket: UnixStream,
     buf: Vec<u8>,
     /// Unparsed bytes are `buf[start..end]`.
@@ -21,18 +21,18 @@ pub struct RawWs {
 }
 
 /// One frame, borrowed from the read buffer.
-pub struct Frame<'a> {
+pub(crate) struct Frame<'a> {
     pub opcode: u8,
     pub payload: &'a [u8],
 }
 
-pub const TEXT: u8 = 1;
-pub const BINARY: u8 = 2;
-pub const CLOSE: u8 = 8;
+pub(crate) const TEXT: u8 = 1;
+pub(crate) const BINARY: u8 = 2;
+pub(crate) const CLOSE: u8 = 8;
 
 impl RawWs {
     /// Connects to the daemon's socket and upgrades `path` (a request target) to a WebSocket.
-    pub fn connect(sock: &Path, path: &str) -> RawWs {
+    pub(crate) fn connect(sock: &Path, path: &str) -> RawWs {
         let mut socket = UnixStream::connect(sock).unwrap();
         let request = format!(
             "GET {path} HTTP/1.1\r\nHost: tuic\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
@@ -53,7 +53,7 @@ impl RawWs {
     }
 
     /// Sends `data` as one masked text frame (the mask is zero, so the payload goes as it is).
-    pub fn send_text(&mut self, data: &[u8]) {
+    pub(crate) fn send_text(&mut self, data: &[u8]) {
         assert!(data.len() < 126, "short frames only");
         let mut frame = vec![0x81, 0x80 | data.len() as u8, 0, 0, 0, 0];
         frame.extend_from_slice(data);
@@ -61,7 +61,7 @@ impl RawWs {
     }
 
     /// The next frame, or `None` once the daemon closed the socket.
-    pub fn next(&mut self) -> Option<Frame<'_>> {
+    pub(crate) fn next(&mut self) -> Option<Frame<'_>> {
         loop {
             if let Some((header, len)) = parse_header(&self.buf[self.start..self.end]) {
                 if self.end - self.start >= header + len {

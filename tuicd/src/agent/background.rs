@@ -7,7 +7,7 @@
 
 /// One descendant of the agent process.
 #[derive(Debug, Clone, Copy)]
-pub struct Descendant<'a> {
+pub(crate) struct Descendant<'a> {
     /// The executable name (`comm`).
     pub name: &'a str,
     /// The full command line, space separated.
@@ -16,7 +16,7 @@ pub struct Descendant<'a> {
 
 /// A rule that marks a descendant as an integration helper, not work.
 #[derive(Debug, Clone, Copy)]
-pub enum HelperRule {
+pub(crate) enum HelperRule {
     Name(&'static str),
     NamePrefix(&'static str),
     ArgsContain(&'static str),
@@ -25,7 +25,7 @@ pub enum HelperRule {
 }
 
 /// Persistent helpers agents keep alive; none of them is the agent doing work.
-pub const HELPERS: &[HelperRule] = &[
+pub(crate) const HELPERS: &[HelperRule] = &[
     HelperRule::Name("tuic-bridge"),
     HelperRule::Name("mdkb"),
     HelperRule::Name("node_repl"),
@@ -55,12 +55,12 @@ impl HelperRule {
 }
 
 /// Whether `process` is an integration helper.
-pub fn is_helper(process: &Descendant<'_>) -> bool {
+pub(crate) fn is_helper(process: &Descendant<'_>) -> bool {
     HELPERS.iter().any(|rule| rule.matches(process))
 }
 
 /// Whether any descendant is meaningful work.
-pub fn has_background_work<'a>(descendants: impl IntoIterator<Item = Descendant<'a>>) -> bool {
+pub(crate) fn has_background_work<'a>(descendants: impl IntoIterator<Item = Descendant<'a>>) -> bool {
     descendants.into_iter().any(|process| !is_helper(&process))
 }
 

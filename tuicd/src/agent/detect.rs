@@ -9,9 +9,11 @@ use super::adapters::ADAPTERS;
 
 /// One installed agent binary.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct InstalledAgent {
+pub(crate) struct InstalledAgent {
     /// The wire `agent_type`.
     pub agent_type: &'static str,
+    /// The agent's display name (`Claude Code`).
+    pub display_name: &'static str,
     /// The binary name found.
     pub name: &'static str,
     pub path: PathBuf,
@@ -19,14 +21,14 @@ pub struct InstalledAgent {
 
 /// Every adapter binary found on `path_var`, in table order; the first PATH entry wins per
 /// binary, as the shell would pick it.
-pub fn detect_on_path(path_var: &OsStr, is_executable: impl Fn(&Path) -> bool) -> Vec<InstalledAgent> {
+pub(crate) fn detect_on_path(path_var: &OsStr, is_executable: impl Fn(&Path) -> bool) -> Vec<InstalledAgent> {
     let dirs: Vec<PathBuf> = std::env::split_paths(path_var).filter(|dir| !dir.as_os_str().is_empty()).collect();
     let mut found = Vec::new();
     for adapter in ADAPTERS {
         for &name in adapter.binaries {
             let hit = dirs.iter().flat_map(|dir| candidates(dir, name)).find(|candidate| is_executable(candidate));
             if let Some(path) = hit {
-                found.push(InstalledAgent { agent_type: adapter.id, name, path });
+                found.push(InstalledAgent { agent_type: adapter.id, display_name: adapter.name, name, path });
             }
         }
     }
@@ -43,13 +45,13 @@ fn candidates(dir: &Path, name: &str) -> Vec<PathBuf> {
 
 /// [`detect_on_path`] over this process's `PATH` and the real file system. Blocking (stats files):
 /// run it off the async workers.
-pub fn detect_installed() -> Vec<InstalledAgent> {
+pub(crate) fn detect_installed() -> Vec<InstalledAgent> {
     let path_var = std::env::var_os("PATH").unwrap_or_default();
     detect_on_path(&path_var, is_executable_file)
 }
 
 /// A regular file (symlinks followed) that someone may execute.
-pub fn is_executable_file(path: &Path) -> bool {
+pub(crate) fn is_executable_file(path: &Path) -> bool {
     let Ok(meta) = std::fs::metadata(path) else { return false };
     #[cfg(unix)]
     {
@@ -88,6 +90,6 @@ mod tests {
         std::fs::create_dir(dir.path().join("aider")).unwrap();
         std::fs::set_permissions(&codex, std::fs::Permissions::from_mode(0o755)).unwrap();
         let found = detect_on_path(dir.path().as_os_str(), is_executable_file);
-        assert_eq!(found, vec![InstalledAgent { agent_type: "codex", name: "codex", path: codex }]);
+        assert_eq!(found, vec![InstalledAgent { agent_type: "codex", display_name: "Codex", name: "codex", path: codex }]);
     }
 }

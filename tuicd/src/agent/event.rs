@@ -55,7 +55,7 @@ pub struct ChoicePrompt {
 
 /// The agent's declared intent (`intent: text (title)` or OSC 7770 `intent=`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Intent {
+pub(crate) struct Intent {
     pub text: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
@@ -64,7 +64,7 @@ pub struct Intent {
 /// A change the session publishes as a `parsed` event, in the order it happened.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
-pub enum AgentEvent {
+pub(crate) enum AgentEvent {
     ShellState {
         state: ShellState,
         #[serde(skip_serializing_if = "Option::is_none")]

@@ -12,7 +12,7 @@ const PASTE_START: &[u8] = b"\x1b[200~";
 const PASTE_END: &[u8] = b"\x1b[201~";
 
 #[derive(Debug, Default)]
-pub struct InputLineBuffer {
+pub(crate) struct InputLineBuffer {
     text: String,
     unknown: bool,
     /// Inside a bracketed paste: newlines are text, not Enter.
@@ -25,18 +25,18 @@ pub struct InputLineBuffer {
 
 /// A line the composer submitted with Enter.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Submitted {
+pub(crate) struct Submitted {
     pub content: String,
     /// The content may be incomplete or wrong (edited with unknown keys, or truncated).
     pub uncertain: bool,
 }
 
 impl InputLineBuffer {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
-    pub fn state(&self) -> ComposerState {
+    pub(crate) fn state(&self) -> ComposerState {
         if self.unknown {
             ComposerState::Unknown
         } else if self.text.is_empty() && !self.truncated {
@@ -47,17 +47,13 @@ impl InputLineBuffer {
     }
 
     /// The tracked text (possibly truncated).
-    pub fn text(&self) -> &str {
+    #[cfg(test)]
+    pub(crate) fn text(&self) -> &str {
         &self.text
     }
 
-    /// The composer holds a slash command (`/clear`, `/model`).
-    pub fn is_slash(&self) -> bool {
-        self.text.starts_with('/')
-    }
-
     /// Tracks one write; returns the lines it submitted, in order.
-    pub fn feed(&mut self, bytes: &[u8]) -> Vec<Submitted> {
+    pub(crate) fn feed(&mut self, bytes: &[u8]) -> Vec<Submitted> {
         let mut submitted = Vec::new();
         let joined;
         let bytes = if self.pending.is_empty() {

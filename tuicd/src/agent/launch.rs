@@ -20,16 +20,17 @@ const PROMPT_PLACEHOLDER: &str = "{prompt}";
 
 /// Where the argv came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ArgvSource {
+pub(crate) enum ArgvSource {
     /// The caller's `args` for a known binary.
     Caller,
     /// A configured run-config command line: never converted to deferred delivery.
+    #[cfg(test)]
     RunConfig,
 }
 
 /// The `pty_description` parameter as given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DescriptionParam<'a> {
+pub(crate) enum DescriptionParam<'a> {
     /// Omitted: derive one from the prompt.
     Absent,
     /// `null` or `""`: keep the session descriptionless.
@@ -39,7 +40,7 @@ pub enum DescriptionParam<'a> {
 
 /// What to launch and what to do with the prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LaunchPlan {
+pub(crate) struct LaunchPlan {
     pub args: Vec<String>,
     /// Inject this through the PTY once the agent is confirmed idle at its ready prompt.
     pub deferred_prompt: Option<String>,
@@ -48,7 +49,7 @@ pub struct LaunchPlan {
 }
 
 /// The argv (after the program) and prompt delivery for one spawn.
-pub fn plan(
+pub(crate) fn plan(
     adapter: Option<&Adapter>,
     args: &[String],
     prompt: &str,
@@ -79,10 +80,10 @@ pub fn plan(
 }
 
 /// Claude Code's flag naming MCP servers allowed to push `notifications/claude/channel`.
-pub const CLAUDE_CHANNELS_FLAG: &str = "--dangerously-load-development-channels";
+pub(crate) const CLAUDE_CHANNELS_FLAG: &str = "--dangerously-load-development-channels";
 
 /// Codex's approval-bypass default for a direct spawn (the seed's "approval-bypass default").
-pub const CODEX_BYPASS_FLAG: &str = "--dangerously-bypass-approvals-and-sandbox";
+pub(crate) const CODEX_BYPASS_FLAG: &str = "--dangerously-bypass-approvals-and-sandbox";
 
 /// Codex flags by which a caller has already chosen its approvals or sandbox.
 const CODEX_APPROVAL_FLAGS: &[&str] =
@@ -92,7 +93,7 @@ const CODEX_APPROVAL_FLAGS: &[&str] =
 /// belongs there could not be added. `channel_server` is the name the agent's MCP config gives
 /// tuicd's server. Every Claude Code agent gets the channels flag; the Codex bypass goes only to a
 /// direct Codex command (the program is `codex` itself), never to a wrapper given codex's type.
-pub fn default_flags(
+pub(crate) fn default_flags(
     adapter: Option<&Adapter>,
     program: &str,
     args: &[String],
@@ -126,14 +127,14 @@ pub fn default_flags(
 
 /// What [`default_flags`] adds.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DefaultFlags {
+pub(crate) struct DefaultFlags {
     pub flags: Vec<String>,
     pub warning: Option<String>,
 }
 
 /// The description a new session shows: an explicit one wins, `Clear` keeps none, and an
 /// absent one is the prompt with its whitespace collapsed, cut to [`PTY_DESCRIPTION_MAX_CHARS`].
-pub fn pty_description(param: DescriptionParam<'_>, prompt: &str) -> Option<String> {
+pub(crate) fn pty_description(param: DescriptionParam<'_>, prompt: &str) -> Option<String> {
     let text = match param {
         DescriptionParam::Clear => return None,
         DescriptionParam::Set(text) => text.trim().to_owned(),

@@ -72,22 +72,21 @@
 //! `tuicd/tests/fixtures/agents/<id>/` (format in `tuicd/tests/fixtures/agents/README.md`);
 //! the fixture test replays every file through the real tracker.
 
-pub mod adapters;
-pub mod background;
-pub mod detect;
-pub mod event;
-pub mod input_line;
-pub mod launch;
-pub mod markers;
-pub mod screen;
-pub mod submit;
+pub(crate) mod adapters;
+pub(crate) mod background;
+pub(crate) mod detect;
+pub(crate) mod event;
+pub(crate) mod input_line;
+pub(crate) mod launch;
+pub(crate) mod markers;
+pub(crate) mod screen;
+pub(crate) mod submit;
 mod tracker;
 
 #[cfg(test)]
 mod fixtures;
 
-pub use adapters::Adapter;
-pub use event::{AgentEvent, AgentState, AgentStatus, ChoiceOption, ChoicePrompt, ComposerState, Intent, ShellState};
-pub use input_line::InputLineBuffer;
-pub use screen::Screen;
-pub use tracker::{AgentTracker, Readiness, SubmitRefusal};
+pub(crate) use adapters::Adapter;
+pub(crate) use event::{AgentEvent, AgentState, AgentStatus, ComposerState, ShellState};
+pub(crate) use screen::Screen;
+pub(crate) use tracker::{AgentTracker, Readiness};

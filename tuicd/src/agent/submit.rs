@@ -18,21 +18,21 @@ const PLAIN: SubmitRecipe = SubmitRecipe { clear_first: false, paste: Paste::Mul
 
 /// What to write: `before_enter`, then a pause of `gap`, then `enter`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SubmitPlan {
+pub(crate) struct SubmitPlan {
     pub before_enter: Vec<u8>,
     pub gap: Duration,
     pub enter: &'static [u8],
 }
 
 /// The plan for submitting `text` to `adapter`'s agent (or a plain session).
-pub fn plan(adapter: Option<&Adapter>, text: &str) -> SubmitPlan {
+pub(crate) fn plan(adapter: Option<&Adapter>, text: &str) -> SubmitPlan {
     let recipe = adapter.map_or(PLAIN, |a| a.submit);
     let (before_enter, enter) = recipe.frame(text);
     SubmitPlan { before_enter, gap: Duration::from_millis(recipe.enter_gap_ms), enter }
 }
 
 /// The acknowledgement wait for a requested `timeout_ms`: default 3 s, clamped to 250 ms..10 s.
-pub fn ack_timeout(requested_ms: Option<u64>) -> Duration {
+pub(crate) fn ack_timeout(requested_ms: Option<u64>) -> Duration {
     requested_ms.map_or(SUBMIT_ACK_TIMEOUT_DEFAULT, |ms| {
         Duration::from_millis(ms).clamp(SUBMIT_ACK_TIMEOUT_MIN, SUBMIT_ACK_TIMEOUT_MAX)
     })
@@ -41,7 +41,7 @@ pub fn ack_timeout(requested_ms: Option<u64>) -> Duration {
 /// How much of the framed write reached the PTY.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum WriteState {
+pub(crate) enum WriteState {
     NotWritten,
     Complete,
     /// Some bytes may have been written: a retry may duplicate them.
@@ -51,7 +51,7 @@ pub enum WriteState {
 /// The composer as the receipt reports it (the seed's four words).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ReceiptComposer {
+pub(crate) enum ReceiptComposer {
     /// The submit's own Ctrl-U and Enter left it empty.
     Cleared,
     Partial,
@@ -61,7 +61,7 @@ pub enum ReceiptComposer {
 
 /// What happened after a complete write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AckOutcome {
+pub(crate) enum AckOutcome {
     /// Output moved after the Enter: `bytes` arrived past the offset.
     Moved {
         bytes: u64,
@@ -74,7 +74,7 @@ pub enum AckOutcome {
 
 /// The one response of `session action=submit`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SubmitReceipt {
+pub(crate) struct SubmitReceipt {
     pub submission_id: String,
     pub submitted: bool,
     pub write_state: WriteState,
@@ -92,7 +92,12 @@ pub struct SubmitReceipt {
 
 impl SubmitReceipt {
     /// Rejected before the first byte.
-    pub fn refused(submission_id: String, refusal: SubmitRefusal, turn_epoch: u64, composer: ComposerState) -> Self {
+    pub(crate) fn refused(
+        submission_id: String,
+        refusal: SubmitRefusal,
+        turn_epoch: u64,
+        composer: ComposerState,
+    ) -> Self {
         Self {
             submission_id,
             submitted: false,
@@ -107,7 +112,7 @@ impl SubmitReceipt {
     }
 
     /// The write failed part-way: bytes may be in the composer or even submitted.
-    pub fn uncertain(submission_id: String, error: &str, turn_epoch: u64) -> Self {
+    pub(crate) fn uncertain(submission_id: String, error: &str, turn_epoch: u64) -> Self {
         Self {
             submission_id,
             submitted: false,
@@ -122,7 +127,7 @@ impl SubmitReceipt {
     }
 
     /// The whole framed write went out; `turn_epoch` is the epoch it opened.
-    pub fn written(submission_id: String, outcome: AckOutcome, turn_epoch: u64) -> Self {
+    pub(crate) fn written(submission_id: String, outcome: AckOutcome, turn_epoch: u64) -> Self {
         let (acknowledged, acknowledgement, reason) = match outcome {
             AckOutcome::Moved { bytes } => {
                 (true, Some(format!("terminal output moved {bytes} bytes after Enter")), None)
@@ -155,7 +160,7 @@ fn receipt_composer(state: ComposerState) -> ReceiptComposer {
 
 impl SubmitRefusal {
     /// The sentence a refused receipt carries.
-    pub fn reason(&self) -> &'static str {
+    pub(crate) fn reason(&self) -> &'static str {
         match self {
             SubmitRefusal::AwaitingInput => {
                 "the agent is waiting on a question or approval; answer it with session action=input"

@@ -12,7 +12,7 @@ use crate::session::{AttachContext, AttachFactory, Attachment, Session};
 
 /// Builds each session's [`AgentLink`]. `edges` is read at each creation: sessions created once a
 /// sink is installed report their edges on it.
-pub fn attach_factory(events: Arc<EventBus>, edges: Arc<OnceLock<EdgeSink>>) -> AttachFactory {
+pub(crate) fn attach_factory(events: Arc<EventBus>, edges: Arc<OnceLock<EdgeSink>>) -> AttachFactory {
     Arc::new(move |ctx: AttachContext<'_>| {
         let adapter = adapter_for(ctx.agent_type, ctx.program);
         Arc::new(AgentLink::new(
@@ -29,7 +29,7 @@ pub fn attach_factory(events: Arc<EventBus>, edges: Arc<OnceLock<EdgeSink>>) -> 
 
 impl AgentLink {
     /// The link attached to `session` (every session the daemon creates has one).
-    pub fn of(session: &Session) -> Option<&AgentLink> {
+    pub(crate) fn of(session: &Session) -> Option<&AgentLink> {
         session.attachment()
     }
 }

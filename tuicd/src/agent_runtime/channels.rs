@@ -9,7 +9,7 @@ use std::path::Path;
 use serde_json::Value;
 
 /// The server name, or `None` when no readable config names a `tuic-bridge` server.
-pub fn claude_server_name(cwd: &Path, home: Option<&Path>) -> Option<String> {
+pub(crate) fn claude_server_name(cwd: &Path, home: Option<&Path>) -> Option<String> {
     if let Some(name) = read_json(&cwd.join(".mcp.json")).and_then(|project| ours(project.get("mcpServers")?)) {
         return Some(name);
     }

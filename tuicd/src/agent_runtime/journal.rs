@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::limits::{PROGRESS_LINE_MAX_BYTES, PROGRESS_LIST_MAX};
 
-pub const FILE_NAME: &str = "progress.jsonl";
+pub(crate) const FILE_NAME: &str = "progress.jsonl";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
@@ -47,7 +47,7 @@ pub struct Journal {
     path: PathBuf,
 }
 
-pub fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 

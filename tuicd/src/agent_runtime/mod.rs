@@ -27,18 +27,18 @@
 //! bus's and the broadcasts' own locks).
 
 mod attach;
-pub mod channels;
-pub mod journal;
-pub mod probe;
-pub mod progress;
-pub mod spawn;
-pub mod state;
-pub mod submit;
-pub mod tasks;
-pub mod wait;
+pub(crate) mod channels;
+pub(crate) mod journal;
+pub(crate) mod probe;
+pub(crate) mod progress;
+pub(crate) mod spawn;
+pub(crate) mod state;
+pub(crate) mod submit;
+pub(crate) mod tasks;
+pub(crate) mod wait;
 
-pub use attach::attach_factory;
-pub use state::AgentsState;
+pub(crate) use attach::attach_factory;
+pub(crate) use state::AgentsState;
 
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -87,7 +87,7 @@ pub enum EdgeKind {
 }
 
 /// Where edges go: one unbounded channel per daemon (edges are rare: one per state change).
-pub type EdgeSink = tokio::sync::mpsc::UnboundedSender<LifecycleEdge>;
+pub(crate) type EdgeSink = tokio::sync::mpsc::UnboundedSender<LifecycleEdge>;
 
 /// The tracker lock: on release, reports an [`EdgeKind::Agent`] edge if the lifecycle or
 /// readiness moved, while the lock is still held so edges leave in the order they happened.
@@ -131,7 +131,7 @@ impl Drop for TrackerGuard<'_> {
 
 /// The engine side of one session. Cheap to clone (one `Arc`).
 #[derive(Clone)]
-pub struct AgentLink {
+pub(crate) struct AgentLink {
     inner: Arc<Inner>,
 }
 
@@ -174,14 +174,14 @@ struct Inner {
 }
 
 /// The adapter for a new session: the requested `agent_type`, else the program's file name.
-pub fn adapter_for(agent_type: Option<&str>, program: &str) -> Option<&'static Adapter> {
+pub(crate) fn adapter_for(agent_type: Option<&str>, program: &str) -> Option<&'static Adapter> {
     agent_type.and_then(adapters::by_id).or_else(|| adapters::by_binary(program))
 }
 
 impl AgentLink {
     /// `child` is the session's process; `pty` a duplicate of its PTY master, used (for a shell
     /// session, `adapter` None) to follow an agent started from the shell.
-    pub fn new(
+    pub(crate) fn new(
         ids: (&str, &str),
         adapter: Option<&'static Adapter>,
         child: Option<u32>,
@@ -217,13 +217,13 @@ impl AgentLink {
         TrackerGuard { tracker: self.inner.tracker.locked(), inner: &self.inner }
     }
 
-    pub fn adapter(&self) -> Option<&'static Adapter> {
+    pub(crate) fn adapter(&self) -> Option<&'static Adapter> {
         self.tracker().adapter()
     }
 
     /// One batch of output and the screen after it (called by the screen follower, under the
     /// screen lock); `cursor` is the raw output cursor just past `bytes`.
-    pub fn on_output(&self, bytes: &[u8], cursor: u64, screen: &Screen<'_>) {
+    pub(crate) fn on_output(&self, bytes: &[u8], cursor: u64, screen: &Screen<'_>) {
         let now = Instant::now();
         let events = {
             let mut tracker = self.tracker();
@@ -242,7 +242,7 @@ impl AgentLink {
     }
 
     /// Bytes a writer queued for the child (called under the session's writer lock).
-    pub fn on_input(&self, bytes: &[u8]) {
+    pub(crate) fn on_input(&self, bytes: &[u8]) {
         let now = Instant::now();
         let events = self.tracker().on_input(bytes, now);
         self.publish(events);
@@ -250,7 +250,7 @@ impl AgentLink {
     }
 
     /// Tells the messaging layer that this session's deferred prompt never went in.
-    pub fn report_prompt_undelivered(&self) {
+    pub(crate) fn report_prompt_undelivered(&self) {
         self.send_edge(EdgeKind::PromptUndelivered);
     }
 
@@ -265,7 +265,7 @@ impl AgentLink {
     }
 
     /// The engine's view now (silence timers advanced to this instant first).
-    pub fn status(&self) -> AgentStatus {
+    pub(crate) fn status(&self) -> AgentStatus {
         let (events, status) = {
             let mut tracker = self.tracker();
             let events = tracker.tick(Instant::now());
@@ -276,7 +276,7 @@ impl AgentLink {
     }
 
     /// Runs `f` on the tracker (after a tick), publishing what the tick changed.
-    pub fn with_tracker<T>(&self, f: impl FnOnce(&AgentTracker) -> T) -> T {
+    pub(crate) fn with_tracker<T>(&self, f: impl FnOnce(&AgentTracker) -> T) -> T {
         let (events, value) = {
             let mut tracker = self.tracker();
             let events = tracker.tick(Instant::now());
@@ -288,17 +288,17 @@ impl AgentLink {
     }
 
     /// The raw output cursor the engine has read up to.
-    pub fn fed(&self) -> u64 {
+    pub(crate) fn fed(&self) -> u64 {
         *self.inner.fed.borrow()
     }
 
     /// Changes whenever the engine read more output.
-    pub fn subscribe_fed(&self) -> watch::Receiver<u64> {
+    pub(crate) fn subscribe_fed(&self) -> watch::Receiver<u64> {
         self.inner.fed.subscribe()
     }
 
     /// Changes whenever the engine published something.
-    pub fn subscribe(&self) -> watch::Receiver<u64> {
+    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
         self.inner.version.subscribe()
     }
 

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use crate::agent::background::{Descendant, has_background_work as judge};
 
 /// Whether a meaningful (non-helper) descendant of `root` is alive.
-pub fn has_background_work(root: u32) -> bool {
+pub(crate) fn has_background_work(root: u32) -> bool {
     let processes = snapshot();
     let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
     for (pid, (ppid, _, _)) in &processes {
@@ -25,7 +25,7 @@ pub fn has_background_work(root: u32) -> bool {
 
 /// The agent a process is, by its executable name or, for script launchers (`node
 /// /usr/local/bin/claude`), by the script it runs.
-pub fn agent_of(pid: u32) -> Option<&'static crate::agent::Adapter> {
+pub(crate) fn agent_of(pid: u32) -> Option<&'static crate::agent::Adapter> {
     use crate::agent::adapters::by_binary;
     let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
     if let Some(adapter) = by_binary(comm.trim()) {
@@ -38,7 +38,7 @@ pub fn agent_of(pid: u32) -> Option<&'static crate::agent::Adapter> {
 }
 
 /// The foreground process group of the terminal whose master is `pty`.
-pub fn foreground(pty: &std::os::fd::OwnedFd) -> Option<u32> {
+pub(crate) fn foreground(pty: &std::os::fd::OwnedFd) -> Option<u32> {
     rustix::termios::tcgetpgrp(pty).ok().map(|pid| pid.as_raw_nonzero().get() as u32)
 }
 

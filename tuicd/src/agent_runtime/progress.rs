@@ -13,12 +13,12 @@ use crate::session::Session;
 use crate::state::App;
 
 /// The repository root of `cwd` (nearest ancestor with `.git`), else `cwd` itself.
-pub fn project_of(cwd: &Path) -> String {
+pub(crate) fn project_of(cwd: &Path) -> String {
     cwd.ancestors().find(|dir| dir.join(".git").exists()).unwrap_or(cwd).display().to_string()
 }
 
 /// The journal's name for the agent in `session`.
-pub fn agent_name(app: &App, session: &Session) -> String {
+pub(crate) fn agent_name(app: &App, session: &Session) -> String {
     if let Some(info) = app.agents.spawn_info(&session.id) {
         return info.name;
     }
@@ -27,7 +27,7 @@ pub fn agent_name(app: &App, session: &Session) -> String {
 }
 
 /// Appends to the journal and tells `/events` (`progress-recorded`).
-pub fn append(app: &App, entry: &Entry) -> std::io::Result<()> {
+pub(crate) fn append(app: &App, entry: &Entry) -> std::io::Result<()> {
     {
         let journal = app.agents.journal(&app.config_dir);
         journal.as_ref().expect("opened").append(entry)?;
@@ -38,7 +38,7 @@ pub fn append(app: &App, entry: &Entry) -> std::io::Result<()> {
 }
 
 /// Writes an `intent` entry for every `intent` engine event on `/events`, until shutdown.
-pub async fn record_intents(app: App) {
+pub(crate) async fn record_intents(app: App) {
     let mut subscription = app.events.subscribe(None);
     loop {
         let event = tokio::select! {

@@ -20,11 +20,11 @@ use crate::session::Session;
 use crate::state::App;
 
 /// `/events` kind: a deferred prompt did not go in within the watchdog.
-pub const PROMPT_UNDELIVERED: &str = "agent-prompt-undelivered";
+pub(crate) const PROMPT_UNDELIVERED: &str = "agent-prompt-undelivered";
 
 /// What to start.
 #[derive(Debug, Default)]
-pub struct SpawnRequest {
+pub(crate) struct SpawnRequest {
     /// Non-empty: the caller checks it.
     pub prompt: String,
     pub agent_type: Option<String>,
@@ -44,14 +44,14 @@ pub struct SpawnRequest {
 /// Who asks: the MCP transport (a registered one becomes the child's parent) and the identity
 /// that will own the task handle.
 #[derive(Debug, Default)]
-pub struct Spawner {
+pub(crate) struct Spawner {
     pub transport: Option<TransportId>,
     pub owner: Option<String>,
 }
 
 /// A started agent. Optional values are omitted, never null.
 #[derive(Debug, Serialize)]
-pub struct Spawned {
+pub(crate) struct Spawned {
     pub session_id: String,
     pub task_id: String,
     pub poll_interval_ms: u64,
@@ -75,7 +75,7 @@ pub struct Spawned {
 /// Why nothing was started.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct SpawnError(pub String);
+pub(crate) struct SpawnError(pub String);
 
 fn resolve_agent(p: &SpawnRequest) -> Result<(String, Option<&'static Adapter>), SpawnError> {
     let by_type = match p.agent_type.as_deref() {
@@ -94,7 +94,7 @@ fn resolve_agent(p: &SpawnRequest) -> Result<(String, Option<&'static Adapter>),
 
 /// Starts the agent in a new session, registers its task handle and peer identity, and watches
 /// it: the exit settles the task; a deferred prompt is typed in once the agent is ready.
-pub async fn spawn(app: &App, p: SpawnRequest, spawner: Spawner) -> Result<Spawned, SpawnError> {
+pub(crate) async fn spawn(app: &App, p: SpawnRequest, spawner: Spawner) -> Result<Spawned, SpawnError> {
     let (program, adapter) = resolve_agent(&p)?;
     // A registered caller becomes the child's parent: the prompt names it and how to report.
     let transport = spawner.transport;

@@ -20,7 +20,7 @@ use crate::session::Session;
 /// `session action=submit` parameters.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SubmitParams {
+pub(crate) struct SubmitParams {
     /// The session: its PTY session_id, its tuic_session UUID, or its alias (tu-1).
     pub session_id: String,
     /// The command or prompt to submit (no Enter needed; multiline text is pasted).
@@ -39,7 +39,7 @@ fn present<'de, D: Deserializer<'de>>(de: D) -> Result<Option<Option<String>>, D
 
 /// Why submit did not produce a written receipt.
 #[derive(Debug)]
-pub enum SubmitError {
+pub(crate) enum SubmitError {
     /// Refused before the first byte; the receipt says why (retry_safe).
     Refused(Box<SubmitReceipt>),
     /// The request itself was wrong (empty input).
@@ -47,7 +47,11 @@ pub enum SubmitError {
 }
 
 /// Submits `text` to `session`. `Ok` means the whole framed write went out.
-pub async fn submit(session: &Arc<Session>, text: &str, timeout_ms: Option<u64>) -> Result<SubmitReceipt, SubmitError> {
+pub(crate) async fn submit(
+    session: &Arc<Session>,
+    text: &str,
+    timeout_ms: Option<u64>,
+) -> Result<SubmitReceipt, SubmitError> {
     if text.trim().is_empty() {
         return Err(SubmitError::Invalid("session action=submit: input must not be empty".into()));
     }

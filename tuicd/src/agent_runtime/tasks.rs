@@ -211,7 +211,7 @@ impl Task {
 
 /// A Unix time in milliseconds as an ISO 8601 UTC timestamp (`2026-12-01T15:20:38.123Z`), the form
 /// MCP Tasks use for `createdAt` and `lastUpdatedAt`.
-pub fn iso8601_utc(unix_ms: u64) -> String {
+pub(crate) fn iso8601_utc(unix_ms: u64) -> String {
     let days = (unix_ms / 86_400_000) as i64;
     let ms_of_day = unix_ms % 86_400_000;
     // Days to a civil date (H. Hinnant's algorithm, proleptic Gregorian).

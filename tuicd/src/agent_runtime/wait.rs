@@ -9,7 +9,7 @@ use crate::limits::AGENT_TICK_INTERVAL;
 use crate::session::{Session, WaitOutcome};
 
 /// Whether the agent is where a waiter for idle should be woken.
-pub fn settled(session: &Session) -> bool {
+pub(crate) fn settled(session: &Session) -> bool {
     if session.exit_info().is_some() {
         return true;
     }
@@ -18,7 +18,7 @@ pub fn settled(session: &Session) -> bool {
 
 /// Waits until [`settled`] or `timeout`. Re-checks on every engine change and on the tick interval
 /// (silence timers resolve on reads), only while someone waits.
-pub async fn wait_settled(session: &Session, timeout: Duration) -> WaitOutcome {
+pub(crate) async fn wait_settled(session: &Session, timeout: Duration) -> WaitOutcome {
     let deadline = Instant::now() + timeout;
     let mut changes = AgentLink::of(session).map(AgentLink::subscribe);
     loop {

@@ -25,7 +25,7 @@ pub fn deep_merge(base: &mut Value, patch: Value) {
 }
 
 /// Parses a full config value strictly. The error names the key path and what was wrong.
-pub fn parse_config(value: Value) -> Result<AppConfig, String> {
+pub(crate) fn parse_config(value: Value) -> Result<AppConfig, String> {
     let config: AppConfig = serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         if path == "." { e.inner().to_string() } else { format!("{path}: {}", e.inner()) }
@@ -36,7 +36,7 @@ pub fn parse_config(value: Value) -> Result<AppConfig, String> {
 
 /// Applies a partial body to the live config. `*_exists` flags that a client echoes back from
 /// `GET /config` are accepted and ignored, so read-modify-write round-trips work.
-pub fn apply_patch(current: &AppConfig, mut patch: Value) -> Result<AppConfig, String> {
+pub(crate) fn apply_patch(current: &AppConfig, mut patch: Value) -> Result<AppConfig, String> {
     if !patch.is_object() {
         return Err("the body must be a JSON object of config fields to save".into());
     }
@@ -51,7 +51,7 @@ pub fn apply_patch(current: &AppConfig, mut patch: Value) -> Result<AppConfig, S
 }
 
 /// The config as clients see it: secrets replaced by `<field>_exists` booleans.
-pub fn redacted(config: &AppConfig) -> Value {
+pub(crate) fn redacted(config: &AppConfig) -> Value {
     let mut value = serde_json::to_value(config).unwrap_or(Value::Null);
     for (parents, field) in SECRET_FIELDS {
         if let Some(obj) = object_at(&mut value, parents) {

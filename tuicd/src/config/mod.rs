@@ -4,10 +4,10 @@
 //! [`merge`] applies partial updates and redacts secrets for responses; [`tls`] reads the TLS
 //! settings into a rustls server config.
 
-pub mod merge;
-pub mod model;
-pub mod store;
-pub mod tls;
+pub(crate) mod merge;
+pub(crate) mod model;
+pub(crate) mod store;
+pub(crate) mod tls;
 
-pub use model::{AppConfig, AuthConfig, ServerConfig, ServicesConfig, TlsConfig};
-pub use store::{ConfigError, ConfigStore};
+pub(crate) use model::{AppConfig, AuthConfig, TlsConfig};
+pub(crate) use store::{ConfigError, ConfigStore};

@@ -5,9 +5,9 @@ use serde::{Deserialize, Serialize};
 
 /// Native tools hidden until the user opts in: `config` can rewrite this file and `debug`
 /// exposes internals.
-pub const DEFAULT_DISABLED_NATIVE_TOOLS: [&str; 2] = ["config", "debug"];
-pub const DEFAULT_TCP_PORT: u16 = 9876;
-pub const DEFAULT_MAX_SESSIONS: usize = 50;
+pub(crate) const DEFAULT_DISABLED_NATIVE_TOOLS: [&str; 2] = ["config", "debug"];
+pub(crate) const DEFAULT_TCP_PORT: u16 = 9876;
+pub(crate) const DEFAULT_MAX_SESSIONS: usize = 50;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

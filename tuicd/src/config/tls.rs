@@ -10,7 +10,7 @@ use super::TlsConfig;
 
 /// Reads the certificate chain and key, or `None` when TLS is off. Errors name the file and what
 /// is wrong with it.
-pub fn server_config(tls: &TlsConfig) -> Result<Option<rustls::ServerConfig>, String> {
+pub(crate) fn server_config(tls: &TlsConfig) -> Result<Option<rustls::ServerConfig>, String> {
     let Some((cert_path, key_path)) = tls.paths() else { return Ok(None) };
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert_path)
         .map_err(|e| format!("services.tls.cert_path: cannot read {cert_path}: {e}"))?
@@ -33,6 +33,6 @@ pub fn server_config(tls: &TlsConfig) -> Result<Option<rustls::ServerConfig>, St
 }
 
 /// Validates `services.tls` without keeping the server config (used before saving a config).
-pub fn check(tls: &TlsConfig) -> Result<(), String> {
+pub(crate) fn check(tls: &TlsConfig) -> Result<(), String> {
     server_config(tls).map(|_| ())
 }

@@ -10,33 +10,33 @@ use serde::de::DeserializeOwned;
 use super::{ApiError, Body, Request, Response};
 use crate::limits::MAX_BODY_BYTES;
 
-pub fn full(bytes: impl Into<Bytes>) -> Body {
+pub(crate) fn full(bytes: impl Into<Bytes>) -> Body {
     Full::new(bytes.into()).map_err(|never| match never {}).boxed_unsync()
 }
 
-pub fn empty() -> Body {
+pub(crate) fn empty() -> Body {
     full(Bytes::new())
 }
 
-pub fn json_response<T: Serialize + ?Sized>(status: StatusCode, value: &T) -> Response {
+pub(crate) fn json_response<T: Serialize + ?Sized>(status: StatusCode, value: &T) -> Response {
     json_bytes_response(status, serde_json::to_vec(value).unwrap_or_else(|_| b"{}".to_vec()))
 }
 
 /// A response whose body is JSON already printed.
-pub fn json_bytes_response(status: StatusCode, bytes: Vec<u8>) -> Response {
+pub(crate) fn json_bytes_response(status: StatusCode, bytes: Vec<u8>) -> Response {
     let mut response = Response::new(full(bytes));
     *response.status_mut() = status;
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     response
 }
 
-pub fn ok_json<T: Serialize + ?Sized>(value: &T) -> Result<Response, ApiError> {
+pub(crate) fn ok_json<T: Serialize + ?Sized>(value: &T) -> Result<Response, ApiError> {
     Ok(json_response(StatusCode::OK, value))
 }
 
 /// Reads the whole body, mapping the size limit to 413: a declared `Content-Length` above it is
 /// refused before a byte is read, a chunked body once it passes it.
-pub async fn read_bytes(req: Request) -> Result<Bytes, ApiError> {
+pub(crate) async fn read_bytes(req: Request) -> Result<Bytes, ApiError> {
     let declared = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.trim().parse::<u64>().ok());
     if declared.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
         return Err(ApiError::PayloadTooLarge { limit: MAX_BODY_BYTES });
@@ -60,7 +60,7 @@ fn is_length_limit(e: &(dyn std::error::Error + 'static)) -> bool {
 }
 
 /// Parses JSON into `T`. Syntax errors give line and column; type errors name the field path.
-pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+pub(crate) fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::InvalidJson("the request body is empty; a JSON object was expected".into()));
     }
@@ -78,14 +78,14 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     })
 }
 
-pub async fn read_json<T: DeserializeOwned>(req: Request) -> Result<T, ApiError> {
+pub(crate) async fn read_json<T: DeserializeOwned>(req: Request) -> Result<T, ApiError> {
     let bytes = read_bytes(req).await?;
     parse_json(&bytes)
 }
 
 /// Parses the query string into `T`; an unknown or ill-typed parameter is named in the error,
 /// with the value given and what was expected.
-pub fn query<T: DeserializeOwned>(req: &Request) -> Result<T, ApiError> {
+pub(crate) fn query<T: DeserializeOwned>(req: &Request) -> Result<T, ApiError> {
     parse_query(req.uri().query().unwrap_or(""))
 }
 

@@ -11,7 +11,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use super::{BoxError, Response};
 
 /// Wraps a channel of encoded SSE frames as a streaming response.
-pub fn sse_response(rx: mpsc::Receiver<Bytes>) -> Response {
+pub(crate) fn sse_response(rx: mpsc::Receiver<Bytes>) -> Response {
     let body = StreamBody::new(ReceiverStream::new(rx).map(|b| Ok::<_, BoxError>(Frame::data(b))));
     let mut response = Response::new(body.boxed_unsync());
     *response.status_mut() = StatusCode::OK;
@@ -23,7 +23,7 @@ pub fn sse_response(rx: mpsc::Receiver<Bytes>) -> Response {
 }
 
 /// Encodes one SSE message.
-pub fn encode(id: Option<u64>, kind: &str, data: &str) -> Bytes {
+pub(crate) fn encode(id: Option<u64>, kind: &str, data: &str) -> Bytes {
     let mut out = String::with_capacity(data.len() + kind.len() + 32);
     if let Some(id) = id {
         out.push_str(&format!("id: {id}\n"));

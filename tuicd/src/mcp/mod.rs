@@ -5,12 +5,12 @@
 //! does) / [`transport`] (HTTP: headers, status codes, the GET stream) / [`tools`] (the native
 //! tool framework and one module per tool). [`protocol_sessions`] holds the protocol sessions.
 
-pub mod model;
-pub mod protocol;
-pub mod protocol_sessions;
-pub mod tasks;
-pub mod tools;
-pub mod transport;
+pub(crate) mod model;
+pub(crate) mod protocol;
+pub(crate) mod protocol_sessions;
+pub(crate) mod tasks;
+pub(crate) mod tools;
+pub(crate) mod transport;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -80,7 +80,7 @@ impl McpState {
 /// Forgets protocol sessions unused for `ttl` ([`crate::limits::MCP_SESSION_IDLE_TTL`] outside tests), every
 /// [`MCP_REAPER_INTERVAL`] (or `ttl`, if shorter) until shutdown. A reaped session's peer
 /// identity survives while it is still addressable (see [`crate::messaging_runtime::transport_ended`]).
-pub fn spawn_reaper(app: &App, ttl: Duration) {
+pub(crate) fn spawn_reaper(app: &App, ttl: Duration) {
     let app = app.clone();
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(MCP_REAPER_INTERVAL.min(ttl).max(MCP_REAPER_MIN_INTERVAL));

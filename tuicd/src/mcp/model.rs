@@ -15,31 +15,32 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 /// JSON-RPC error codes used by the endpoint (the MCP schema's constants).
-pub mod code {
-    pub const PARSE_ERROR: i64 = -32700;
-    pub const INVALID_REQUEST: i64 = -32600;
-    pub const METHOD_NOT_FOUND: i64 = -32601;
-    pub const INVALID_PARAMS: i64 = -32602;
-    pub const INTERNAL_ERROR: i64 = -32603;
+pub(crate) mod code {
+    pub(crate) const PARSE_ERROR: i64 = -32700;
+    pub(crate) const INVALID_REQUEST: i64 = -32600;
+    pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
+    pub(crate) const INVALID_PARAMS: i64 = -32602;
+    pub(crate) const INTERNAL_ERROR: i64 = -32603;
 }
 
 /// The revisions `initialize` echoes when a client asks for them (the seed's list).
-pub const NEGOTIABLE_VERSIONS: [&str; 3] = ["2026-07-28", "2025-11-25", "2025-03-26"];
+pub(crate) const NEGOTIABLE_VERSIONS: [&str; 3] = ["2026-07-28", "2025-11-25", "2025-03-26"];
 /// The revision this endpoint implements, answered for anything else.
-pub const DEFAULT_VERSION: &str = proto::PROTOCOL_VERSION;
+pub(crate) const DEFAULT_VERSION: &str = proto::PROTOCOL_VERSION;
 /// Every `MCP-Protocol-Version` header value accepted on a request. Wider than
 /// [`NEGOTIABLE_VERSIONS`]: a client may send any revision it legitimately negotiated elsewhere
 /// (the conformance SSE scenarios send 2025-03-26 on a 2025-11-25 session).
-pub const ACCEPTED_HEADER_VERSIONS: [&str; 5] = ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+pub(crate) const ACCEPTED_HEADER_VERSIONS: [&str; 5] =
+    ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 /// What `initialize` answers for a requested revision.
-pub fn negotiate(requested: Option<&str>) -> &'static str {
+pub(crate) fn negotiate(requested: Option<&str>) -> &'static str {
     requested.and_then(|r| NEGOTIABLE_VERSIONS.iter().find(|v| **v == r).copied()).unwrap_or(DEFAULT_VERSION)
 }
 
 /// A JSON-RPC error object.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RpcError {
+pub(crate) struct RpcError {
     pub code: i64,
     pub message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -47,25 +48,25 @@ pub struct RpcError {
 }
 
 impl RpcError {
-    pub fn new(code: i64, message: impl Into<String>) -> Self {
+    pub(crate) fn new(code: i64, message: impl Into<String>) -> Self {
         Self { code, message: message.into(), data: None }
     }
 
-    pub fn invalid_params(message: impl Into<String>) -> Self {
+    pub(crate) fn invalid_params(message: impl Into<String>) -> Self {
         Self::new(code::INVALID_PARAMS, message)
     }
 
-    pub fn method_not_found(method: &str) -> Self {
+    pub(crate) fn method_not_found(method: &str) -> Self {
         Self::new(code::METHOD_NOT_FOUND, format!("Method not found: {method}"))
     }
 }
 
 /// The method whose params [`classify`] reads into typed fields.
-pub const TOOLS_CALL: &str = "tools/call";
+pub(crate) const TOOLS_CALL: &str = "tools/call";
 
 /// One classified client message. Borrows the body it was read from.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Incoming<'a> {
+pub(crate) enum Incoming<'a> {
     /// Has a method and an id: gets exactly one response.
     Request { id: Value, method: Cow<'a, str>, params: Option<Params<'a>> },
     /// Has a method and no id: gets no response (HTTP 202).
@@ -76,7 +77,7 @@ pub enum Incoming<'a> {
 
 /// A request's params, always a JSON object on the wire.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Params<'a> {
+pub(crate) enum Params<'a> {
     Object(Map<String, Value>),
     /// `tools/call` params read into the two members it uses. Only ever built for `tools/call`.
     Call(CallParams<'a>),
@@ -84,7 +85,7 @@ pub enum Params<'a> {
 
 impl<'a> Params<'a> {
     /// The params as a `Value` map.
-    pub fn into_object(self) -> Map<String, Value> {
+    pub(crate) fn into_object(self) -> Map<String, Value> {
         match self {
             Params::Object(map) => map,
             Params::Call(call) => {
@@ -101,7 +102,7 @@ impl<'a> Params<'a> {
     }
 
     /// The params as `tools/call` reads them.
-    pub fn into_call(self) -> CallParams<'a> {
+    pub(crate) fn into_call(self) -> CallParams<'a> {
         match self {
             Params::Call(call) => call,
             Params::Object(mut map) => CallParams {
@@ -117,21 +118,21 @@ impl<'a> Params<'a> {
 
 /// `tools/call` params: the tool's name and its arguments, each as the body gave them.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct CallParams<'a> {
+pub(crate) struct CallParams<'a> {
     pub name: Option<Member<'a>>,
     pub arguments: Option<Value>,
 }
 
 /// A member that matters only when it is a string.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Member<'a> {
+pub(crate) enum Member<'a> {
     Str(Cow<'a, str>),
     /// Anything else (the value itself is not kept).
     Other,
 }
 
 impl Member<'_> {
-    pub fn is(&self, expected: &str) -> bool {
+    pub(crate) fn is(&self, expected: &str) -> bool {
         matches!(self, Member::Str(s) if s == expected)
     }
 
@@ -144,7 +145,7 @@ impl Member<'_> {
 }
 
 /// Classifies a request body. `Err` carries the error to answer with `id: null`.
-pub fn classify(body: &[u8]) -> Result<Incoming<'_>, RpcError> {
+pub(crate) fn classify(body: &[u8]) -> Result<Incoming<'_>, RpcError> {
     let parse_error = |e: serde_json::Error| {
         RpcError::new(code::PARSE_ERROR, format!("Parse error: the body is not valid JSON: {e}"))
     };
@@ -194,7 +195,7 @@ pub fn classify(body: &[u8]) -> Result<Incoming<'_>, RpcError> {
 
 /// What a method answered: a result `Value`, or a tool's text result.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Reply {
+pub(crate) enum Reply {
     Value(Value),
     Tool(ToolText),
 }
@@ -205,65 +206,66 @@ pub enum Reply {
 /// it: tools print their answer straight into that form ([`escaped_json`]), so the text is never
 /// escaped in a pass of its own.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToolText {
+pub(crate) struct ToolText {
     escaped: String,
     pub is_error: bool,
 }
 
 impl ToolText {
     /// `value` printed as compact JSON.
-    pub fn json<T: Serialize + ?Sized>(value: &T, is_error: bool) -> Self {
+    pub(crate) fn json<T: Serialize + ?Sized>(value: &T, is_error: bool) -> Self {
         Self::escaped(escaped_json(value).unwrap_or_else(|_| "{}".into()), is_error)
     }
 
     /// A text already escaped as the inside of a JSON string (what [`escaped_json`] prints).
-    pub fn escaped(escaped: String, is_error: bool) -> Self {
+    pub(crate) fn escaped(escaped: String, is_error: bool) -> Self {
         Self { escaped, is_error }
     }
 
     /// Any text, escaped here.
-    pub fn plain(text: &str, is_error: bool) -> Self {
+    #[cfg(test)]
+    pub(crate) fn plain(text: &str, is_error: bool) -> Self {
         Self::escaped(write::escape(text), is_error)
     }
 
     /// The text, as the inside of a JSON string.
-    pub fn as_escaped(&self) -> &str {
+    pub(crate) fn as_escaped(&self) -> &str {
         &self.escaped
     }
 
     /// The text itself.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         write::unescape(&self.escaped)
     }
 
     /// The MCP content envelope as a `Value`: `{"content": [{"type": "text", "text": ...}], "isError": ...}`.
-    pub fn into_value(self) -> Value {
+    pub(crate) fn into_value(self) -> Value {
         json!({"content": [{"type": "text", "text": self.text()}], "isError": self.is_error})
     }
 }
 
-pub use write::{escaped_json, result_body};
+pub(crate) use write::{escaped_json, result_body};
 
 /// The JSON-RPC error response, printed.
-pub fn error_body(id: Option<&Value>, error: &RpcError) -> Vec<u8> {
+pub(crate) fn error_body(id: Option<&Value>, error: &RpcError) -> Vec<u8> {
     serde_json::to_vec(&error_message(id, error)).unwrap_or_else(|_| b"{}".to_vec())
 }
 
-pub fn error_message(id: Option<&Value>, error: &RpcError) -> Value {
+pub(crate) fn error_message(id: Option<&Value>, error: &RpcError) -> Value {
     json!({"jsonrpc": "2.0", "id": id.cloned().unwrap_or(Value::Null), "error": error})
 }
 
-pub fn notification(method: &str) -> Value {
+pub(crate) fn notification(method: &str) -> Value {
     json!({"jsonrpc": "2.0", "method": method})
 }
 
 /// A tool call's result in the MCP content envelope: one text block of compact JSON.
-pub fn tool_result(value: &Value, is_error: bool) -> Value {
+pub(crate) fn tool_result(value: &Value, is_error: bool) -> Value {
     ToolText::json(value, is_error).into_value()
 }
 
 /// Reads `params` as an object (absent params are an empty object).
-pub fn params_object(params: Option<Params<'_>>) -> Map<String, Value> {
+pub(crate) fn params_object(params: Option<Params<'_>>) -> Map<String, Value> {
     params.map(Params::into_object).unwrap_or_default()
 }
 

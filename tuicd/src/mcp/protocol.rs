@@ -10,11 +10,11 @@ use crate::state::App;
 
 /// The experimental capability for `notifications/claude/channel` pushes: declared by the server,
 /// and by a client that takes them.
-pub const CHANNEL_CAPABILITY: &str = "claude/channel";
+pub(crate) const CHANNEL_CAPABILITY: &str = "claude/channel";
 
 /// What the transport learned from the request's headers.
 #[derive(Debug, Clone)]
-pub struct RequestMeta {
+pub(crate) struct RequestMeta {
     pub caller: Caller,
     /// `mcp-session-id`, already checked for shape.
     pub session_id: Option<String>,
@@ -24,12 +24,18 @@ pub struct RequestMeta {
 
 /// A handled request: the printed JSON-RPC response and the session id to return in `mcp-session-id`.
 #[derive(Debug)]
-pub struct Handled {
+pub(crate) struct Handled {
     pub body: Vec<u8>,
     pub session_id: Option<String>,
 }
 
-pub async fn handle(app: &App, meta: RequestMeta, id: &Value, method: &str, params: Option<Params<'_>>) -> Handled {
+pub(crate) async fn handle(
+    app: &App,
+    meta: RequestMeta,
+    id: &Value,
+    method: &str,
+    params: Option<Params<'_>>,
+) -> Handled {
     let mut session_id = meta.session_id.clone();
     let outcome = match method {
         "initialize" => initialize(app, &meta, params).map(|(minted, result)| {

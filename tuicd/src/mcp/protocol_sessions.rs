@@ -92,7 +92,7 @@ pub struct ProtocolSessions {
 }
 
 /// Session ids are visible ASCII (0x21..=0x7E), as the transport spec requires.
-pub fn valid_id(id: &str) -> bool {
+pub(crate) fn valid_id(id: &str) -> bool {
     !id.is_empty() && id.len() <= MCP_SESSION_ID_MAX_LEN && id.bytes().all(|b| (0x21..=0x7e).contains(&b))
 }
 

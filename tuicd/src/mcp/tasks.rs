@@ -11,10 +11,10 @@ use crate::limits::{TASK_POLL_INTERVAL_MS, TASK_RESULT_WAIT, TASK_TTL};
 use crate::state::App;
 
 /// The `_meta` key that ties a message to its task.
-pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+pub(crate) const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 
 /// One `tasks/*` request. `identity` is the caller's (tuic_session, else MCP session).
-pub async fn handle_method(
+pub(crate) async fn handle_method(
     app: &App,
     identity: Option<&str>,
     loopback: bool,
@@ -55,7 +55,7 @@ pub async fn handle_method(
 }
 
 /// A task in the MCP Tasks shape: camelCase, ISO 8601 times, `ttl` and `pollInterval` in ms.
-pub fn mcp_task(app: &App, task: &Task) -> Value {
+pub(crate) fn mcp_task(app: &App, task: &Task) -> Value {
     let status = if task.status.is_terminal() { task.status } else { live_status(app, task).unwrap_or(task.status) };
     let mut value = json!({
         "taskId": task.task_id,

@@ -24,11 +24,11 @@ use crate::http::{ApiError, ApiResult, Caller, Request, Response, Transport};
 use crate::limits::SSE_KEEP_ALIVE;
 use crate::state::App;
 
-pub const SESSION_HEADER: &str = "mcp-session-id";
-pub const VERSION_HEADER: &str = "mcp-protocol-version";
-pub const TUIC_SESSION_HEADER: &str = "x-tuic-session";
+pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
+pub(crate) const VERSION_HEADER: &str = "mcp-protocol-version";
+pub(crate) const TUIC_SESSION_HEADER: &str = "x-tuic-session";
 
-pub async fn post(app: &App, caller: &Caller, req: Request) -> ApiResult {
+pub(crate) async fn post(app: &App, caller: &Caller, req: Request) -> ApiResult {
     let meta = match admit(app, caller, req.headers()) {
         Ok(meta) => meta,
         Err(response) => return Ok(*response),
@@ -65,7 +65,7 @@ pub async fn post(app: &App, caller: &Caller, req: Request) -> ApiResult {
     }
 }
 
-pub async fn get(app: &App, caller: &Caller, req: Request) -> ApiResult {
+pub(crate) async fn get(app: &App, caller: &Caller, req: Request) -> ApiResult {
     let meta = match admit(app, caller, req.headers()) {
         Ok(meta) => meta,
         Err(response) => return Ok(*response),
@@ -85,7 +85,7 @@ pub async fn get(app: &App, caller: &Caller, req: Request) -> ApiResult {
     Ok(with_session_header(sse_response(rx), &session))
 }
 
-pub async fn delete(app: &App, caller: &Caller, req: Request) -> ApiResult {
+pub(crate) async fn delete(app: &App, caller: &Caller, req: Request) -> ApiResult {
     let meta = match admit(app, caller, req.headers()) {
         Ok(meta) => meta,
         Err(response) => return Ok(*response),

@@ -24,7 +24,7 @@ enum Parent {
 }
 
 #[derive(Debug, Default)]
-pub struct Children {
+pub(super) struct Children {
     parent_of: HashMap<Uuid, Parent>,
     /// Lifecycle mail emitted before the pending parent registered, bounded like an inbox.
     pending_mail: HashMap<TransportId, VecDeque<AgentMessage>>,
@@ -62,11 +62,11 @@ struct StateChange<'a> {
 }
 
 impl Children {
-    pub fn is_parent_of_live(&self, parent: Uuid, live: &dyn Liveness) -> bool {
+    pub(super) fn is_parent_of_live(&self, parent: Uuid, live: &dyn Liveness) -> bool {
         self.parent_of.iter().any(|(child, p)| *p == Parent::Registered(parent) && live.live_pty(*child).is_some())
     }
 
-    pub fn reparent(&mut self, from: Uuid, to: Uuid) {
+    pub(super) fn reparent(&mut self, from: Uuid, to: Uuid) {
         for parent in self.parent_of.values_mut() {
             if *parent == Parent::Registered(from) {
                 *parent = Parent::Registered(to);
@@ -75,11 +75,11 @@ impl Children {
     }
 
     /// An evicted child no longer keeps its parent addressable.
-    pub fn forget_child(&mut self, child: Uuid) {
+    pub(super) fn forget_child(&mut self, child: Uuid) {
         self.parent_of.remove(&child);
     }
 
-    pub fn forget_pending_parent(&mut self, transport: &TransportId) {
+    pub(super) fn forget_pending_parent(&mut self, transport: &TransportId) {
         self.parent_of.retain(|_, p| *p != Parent::Pending(transport.clone()));
         self.pending_mail.remove(transport);
     }
@@ -187,7 +187,7 @@ impl State {
 
 /// The line appended to a child's initial prompt when its parent is registered: the parent's id
 /// and how to report back. Lifecycle mail carries state only, so the result must be sent.
-pub fn child_prompt_instruction(parent: Uuid) -> String {
+pub(crate) fn child_prompt_instruction(parent: Uuid) -> String {
     format!(
         "Your parent agent's tuic_session is {parent}. When you finish or are blocked, report it with: \
          agent action=send to={parent} message=\"<your result or blocker>\""

@@ -1,5 +1,6 @@
 //! The clock messaging reads, injected so every timing rule is testable without sleeping.
 
+#[cfg(test)]
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -10,7 +11,7 @@ pub trait Clock: Send + Sync {
 
 /// The wall clock.
 #[derive(Debug, Default)]
-pub struct SystemClock;
+pub(crate) struct SystemClock;
 
 impl Clock for SystemClock {
     fn now_ms(&self) -> u64 {
@@ -20,24 +21,24 @@ impl Clock for SystemClock {
 
 /// A clock that moves only when told to: tests use it for bursts and expiries.
 #[derive(Debug, Default)]
-pub struct ManualClock {
+#[cfg(test)]
+pub(crate) struct ManualClock {
     now_ms: AtomicU64,
 }
 
+#[cfg(test)]
 impl ManualClock {
-    pub fn new(now_ms: u64) -> Self {
+    pub(crate) fn new(now_ms: u64) -> Self {
         Self { now_ms: AtomicU64::new(now_ms) }
     }
 
-    pub fn advance_ms(&self, ms: u64) {
+    pub(crate) fn advance_ms(&self, ms: u64) {
         self.now_ms.fetch_add(ms, Ordering::SeqCst);
     }
 
-    pub fn set_ms(&self, ms: u64) {
-        self.now_ms.store(ms, Ordering::SeqCst);
-    }
 }
 
+#[cfg(test)]
 impl Clock for ManualClock {
     fn now_ms(&self) -> u64 {
         self.now_ms.load(Ordering::SeqCst)

@@ -51,7 +51,7 @@ impl DeliveryPath {
 
 /// Where an orchestrator's unread-mail group stands (see [`super::wake::WakeState`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WakeGroupState {
+pub(crate) enum WakeGroupState {
     /// No notice pending: a ready orchestrator gets a fresh one.
     Open,
     /// A notice is in flight or announced and not yet acknowledged: new mail coalesces into it.
@@ -62,7 +62,7 @@ pub enum WakeGroupState {
 
 /// Everything the decision reads about a recipient.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RecipientFacts {
+pub(crate) struct RecipientFacts {
     /// An `agent action=wait` is active for this identity.
     pub waiter: bool,
     /// Declared by `register orchestrator=true`, or the mail is lifecycle mail (routed the same way).
@@ -76,7 +76,7 @@ pub struct RecipientFacts {
 
 /// Decides the route. Orchestrators never get a payload in their terminal; ordinary agents get a
 /// channel push only inside a working Claude Code turn, otherwise the terminal (now or queued).
-pub fn decide(facts: RecipientFacts) -> DeliveryPath {
+pub(crate) fn decide(facts: RecipientFacts) -> DeliveryPath {
     if facts.waiter {
         return DeliveryPath::Waiter;
     }

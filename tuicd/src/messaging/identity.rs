@@ -9,7 +9,7 @@ use super::liveness::Liveness;
 use super::types::{Attach, MessagingError, TransportId};
 
 #[derive(Clone, Debug)]
-pub struct Identity {
+pub(super) struct Identity {
     pub tuic_session: Uuid,
     pub name: String,
     pub project: Option<String>,
@@ -24,7 +24,7 @@ pub struct Identity {
 }
 
 impl Identity {
-    pub fn new(tuic_session: Uuid, name: Option<String>, generated: bool, now_ms: u64) -> Self {
+    pub(super) fn new(tuic_session: Uuid, name: Option<String>, generated: bool, now_ms: u64) -> Self {
         let short: String = tuic_session.to_string().chars().take(8).collect();
         Self {
             tuic_session,
@@ -45,7 +45,7 @@ impl Identity {
 
 /// What a register may do with the caller's current binding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Rebind {
+pub(super) enum Rebind {
     /// No binding yet, or the same identity.
     Same,
     /// The announced identity has a live PTY and the bound one has not: repair, carrying mail over.
@@ -53,7 +53,7 @@ pub enum Rebind {
 }
 
 #[derive(Debug, Default)]
-pub struct Identities {
+pub(super) struct Identities {
     by_id: HashMap<Uuid, Identity>,
     routes: HashMap<TransportId, Uuid>,
     /// Stable generated UUID per headerless transport, so re-registering keeps the address.
@@ -61,39 +61,44 @@ pub struct Identities {
 }
 
 impl Identities {
-    pub fn get(&self, id: Uuid) -> Option<&Identity> {
+    pub(super) fn get(&self, id: Uuid) -> Option<&Identity> {
         self.by_id.get(&id)
     }
 
-    pub fn get_mut(&mut self, id: Uuid) -> Option<&mut Identity> {
+    pub(super) fn get_mut(&mut self, id: Uuid) -> Option<&mut Identity> {
         self.by_id.get_mut(&id)
     }
 
-    pub fn contains(&self, id: Uuid) -> bool {
+    pub(super) fn contains(&self, id: Uuid) -> bool {
         self.by_id.contains_key(&id)
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &Identity> {
+    pub(super) fn iter(&self) -> impl Iterator<Item = &Identity> {
         self.by_id.values()
     }
 
-    pub fn route(&self, transport: &TransportId) -> Option<Uuid> {
+    pub(super) fn route(&self, transport: &TransportId) -> Option<Uuid> {
         self.routes.get(transport).copied()
     }
 
-    pub fn insert(&mut self, identity: Identity) {
+    pub(super) fn insert(&mut self, identity: Identity) {
         self.by_id.entry(identity.tuic_session).or_insert(identity);
     }
 
     /// The caller's stable generated UUID (minted once per transport).
-    pub fn generated_for(&mut self, transport: &TransportId) -> Uuid {
+    pub(super) fn generated_for(&mut self, transport: &TransportId) -> Uuid {
         *self.generated.entry(transport.clone()).or_insert_with(Uuid::new_v4)
     }
 
     /// The ranking rule. An identity backed by a live PTY outranks one that is not: a caller may
     /// repair onto its real terminal, never wander off one, and two terminal-less identities keep
     /// the original rejection.
-    pub fn rank(&self, transport: &TransportId, target: Uuid, live: &dyn Liveness) -> Result<Rebind, MessagingError> {
+    pub(super) fn rank(
+        &self,
+        transport: &TransportId,
+        target: Uuid,
+        live: &dyn Liveness,
+    ) -> Result<Rebind, MessagingError> {
         let Some(bound) = self.route(transport).filter(|bound| *bound != target) else {
             return Ok(Rebind::Same);
         };
@@ -105,7 +110,7 @@ impl Identities {
     }
 
     /// The takeover guard for an explicit register: a live owner refuses callers with no route to it.
-    pub fn guard_takeover(
+    pub(super) fn guard_takeover(
         &self,
         transport: &TransportId,
         target: Uuid,
@@ -122,7 +127,7 @@ impl Identities {
 
     /// Routes `transport` to `target` (which must exist). A live owner is joined, never replaced;
     /// a stale one is reclaimed. Any previous route of the transport is dropped first.
-    pub fn attach(&mut self, transport: &TransportId, target: Uuid, live: &dyn Liveness) -> Attach {
+    pub(super) fn attach(&mut self, transport: &TransportId, target: Uuid, live: &dyn Liveness) -> Attach {
         if let Some(previous) = self.route(transport).filter(|p| *p != target) {
             self.detach(transport, previous);
         }
@@ -153,7 +158,7 @@ impl Identities {
     /// Removes one transport's route. When it owned the identity, the first remaining sibling is
     /// promoted (ownership passes only when the owner is gone, never between live siblings).
     /// Returns the identity it routed to and whether that identity has no route left.
-    pub fn detach_transport(&mut self, transport: &TransportId) -> Option<(Uuid, bool)> {
+    pub(super) fn detach_transport(&mut self, transport: &TransportId) -> Option<(Uuid, bool)> {
         self.generated.remove(transport);
         let id = self.routes.get(transport).copied()?;
         self.detach(transport, id);
@@ -171,7 +176,7 @@ impl Identities {
     }
 
     /// Deletes an identity and every route to it (retire on repair, or reap).
-    pub fn retire(&mut self, id: Uuid) -> Option<Identity> {
+    pub(super) fn retire(&mut self, id: Uuid) -> Option<Identity> {
         let identity = self.by_id.remove(&id)?;
         self.routes.retain(|_, routed| *routed != id);
         Some(identity)

@@ -10,7 +10,7 @@ use super::types::AgentMessage;
 /// The line typed into an ordinary recipient's composer: `[TUIC message from <name>] <content>` on
 /// one line, or a pointer to the inbox when the body exceeds 2 KB. Control characters (newlines,
 /// escape sequences) become spaces so a peer can neither submit early nor drive the terminal.
-pub fn frame_for_terminal(from_name: &str, content: &str) -> String {
+pub(crate) fn frame_for_terminal(from_name: &str, content: &str) -> String {
     let name = single_line(from_name);
     if content.len() > INJECT_INLINE_MAX_BYTES {
         return format!("[TUIC] new message from {name} \u{2014} read it with: agent action=inbox");
@@ -24,7 +24,7 @@ fn single_line(text: &str) -> String {
 
 /// One entry of a terminal's FIFO.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum QueueEntry {
+pub(crate) enum QueueEntry {
     Peer(AgentMessage),
     Command(String),
 }
@@ -32,23 +32,23 @@ pub enum QueueEntry {
 /// Peer messages and Compose commands in one typed FIFO, so neither producer overtakes an earlier
 /// accepted entry; at most one entry is released per idle transition.
 #[derive(Debug, Default)]
-pub struct InjectionQueue {
+pub(crate) struct InjectionQueue {
     entries: VecDeque<QueueEntry>,
     /// Set by a busy edge, cleared by the one release an idle transition allows.
     armed: bool,
 }
 
 impl InjectionQueue {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self { entries: VecDeque::new(), armed: true }
     }
 
-    pub fn push_peer(&mut self, message: AgentMessage) {
+    pub(crate) fn push_peer(&mut self, message: AgentMessage) {
         self.make_room();
         self.entries.push_back(QueueEntry::Peer(message));
     }
 
-    pub fn push_command(&mut self, command: String) {
+    pub(crate) fn push_command(&mut self, command: String) {
         self.make_room();
         self.entries.push_back(QueueEntry::Command(command));
     }
@@ -65,13 +65,13 @@ impl InjectionQueue {
     }
 
     /// The recipient went busy: the next idle transition may release one entry.
-    pub fn on_busy(&mut self) {
+    pub(crate) fn on_busy(&mut self) {
         self.armed = true;
     }
 
     /// The recipient is canonically idle. Releases at most one entry per transition, and none while
     /// the composer holds a draft (clearing or submitting it calls this again).
-    pub fn on_idle(&mut self, composer_empty: bool) -> Option<QueueEntry> {
+    pub(crate) fn on_idle(&mut self, composer_empty: bool) -> Option<QueueEntry> {
         if !self.armed || !composer_empty {
             return None;
         }
@@ -82,32 +82,28 @@ impl InjectionQueue {
 
     /// Puts back an entry whose injection was refused before any byte went in (the recipient
     /// turned busy or a draft appeared in between): it stays first and may go at the next chance.
-    pub fn restore(&mut self, entry: QueueEntry) {
+    pub(crate) fn restore(&mut self, entry: QueueEntry) {
         self.entries.push_front(entry);
         self.armed = true;
     }
 
     /// Drops peer entries a `wait` / `inbox` already observed (cursor at or below `read_cursor`):
     /// the waiter owned that wake-up, so typing it too would be a duplicate turn.
-    pub fn discard_observed(&mut self, read_cursor: u64) {
+    pub(crate) fn discard_observed(&mut self, read_cursor: u64) {
         self.entries.retain(|e| !matches!(e, QueueEntry::Peer(m) if m.timestamp <= read_cursor));
     }
 
-    pub fn command_count(&self) -> usize {
+    pub(crate) fn command_count(&self) -> usize {
         self.entries.iter().filter(|e| matches!(e, QueueEntry::Command(_))).count()
     }
 
     /// Clears user commands only; peer messages keep their relative order.
-    pub fn clear_commands(&mut self) {
+    pub(crate) fn clear_commands(&mut self) {
         self.entries.retain(|e| matches!(e, QueueEntry::Peer(_)));
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.entries.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
     }
 }
 

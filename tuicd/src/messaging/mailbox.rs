@@ -13,7 +13,7 @@ use super::wake::WakeState;
 
 /// Who owns a message's wake-up. Exactly one at a time; only the lease moves it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WakeOwner {
+pub(crate) enum WakeOwner {
     /// An active `wait` will return it.
     Waiter,
     /// The SSE / PTY route must deliver it; not yet taken.
@@ -27,12 +27,12 @@ pub enum WakeOwner {
 }
 
 #[derive(Clone, Debug)]
-pub struct Stored {
+pub(crate) struct Stored {
     pub message: AgentMessage,
     pub owner: WakeOwner,
 }
 
-pub struct Mailbox {
+pub(crate) struct Mailbox {
     messages: VecDeque<Stored>,
     /// Last cursor handed out; the next is `max(now, last + 1)`.
     last_cursor: u64,
@@ -62,13 +62,13 @@ impl Default for Mailbox {
 
 impl Mailbox {
     /// The next strictly increasing logical millisecond for this recipient.
-    pub fn next_cursor(&mut self, now_ms: u64) -> u64 {
+    pub(crate) fn next_cursor(&mut self, now_ms: u64) -> u64 {
         self.last_cursor = now_ms.max(self.last_cursor + 1);
         self.last_cursor
     }
 
     /// Appends with a fresh cursor, evicting per the FIFO rule when full. Returns the cursor.
-    pub fn push(&mut self, mut message: AgentMessage, owner: WakeOwner, now_ms: u64) -> u64 {
+    pub(crate) fn push(&mut self, mut message: AgentMessage, owner: WakeOwner, now_ms: u64) -> u64 {
         message.timestamp = self.next_cursor(now_ms);
         if self.messages.len() >= INBOX_CAPACITY {
             // Oldest peer message first; lifecycle mail only when nothing else is left.
@@ -84,29 +84,27 @@ impl Mailbox {
         cursor
     }
 
-    pub fn read_cursor(&self) -> u64 {
+    pub(crate) fn read_cursor(&self) -> u64 {
         self.read_cursor
     }
 
-    pub fn last_cursor(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn last_cursor(&self) -> u64 {
         self.last_cursor
     }
 
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.messages.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.messages.is_empty()
-    }
-
     /// Messages after `since`, oldest first, at most `limit`.
-    pub fn after(&self, since: u64, limit: usize) -> Vec<AgentMessage> {
+    pub(crate) fn after(&self, since: u64, limit: usize) -> Vec<AgentMessage> {
         self.messages.iter().filter(|s| s.message.timestamp > since).take(limit).map(|s| s.message.clone()).collect()
     }
 
     /// Unobserved messages, oldest first (the orchestrator's wake window).
-    pub fn unread_through(&self, through: u64) -> Vec<AgentMessage> {
+    pub(crate) fn unread_through(&self, through: u64) -> Vec<AgentMessage> {
         self.messages
             .iter()
             .filter(|s| s.message.timestamp > self.read_cursor && s.message.timestamp <= through)
@@ -116,7 +114,7 @@ impl Mailbox {
 
     /// The cursor a response reports: the last returned message, or (for an empty batch) the stored
     /// position — never past the last cursor handed out, never behind the stored one.
-    pub fn next_since(&self, since: u64, batch: &[AgentMessage]) -> u64 {
+    pub(crate) fn next_since(&self, since: u64, batch: &[AgentMessage]) -> u64 {
         match batch.last() {
             Some(last) => last.timestamp.max(self.read_cursor),
             None => since.min(self.last_cursor).max(self.read_cursor),
@@ -125,19 +123,19 @@ impl Mailbox {
 
     /// Acknowledges everything through `cursor` atomically with the snapshot that produced it.
     /// The stored cursor only moves forward, so a replay never rewinds it.
-    pub fn acknowledge(&mut self, cursor: u64) {
+    pub(crate) fn acknowledge(&mut self, cursor: u64) {
         self.read_cursor = self.read_cursor.max(cursor.min(self.last_cursor));
         self.wake.acknowledge(self.read_cursor);
     }
 
     /// Reports and resets the eviction count (inbox reads only).
-    pub fn take_missed(&mut self) -> u64 {
+    pub(crate) fn take_missed(&mut self) -> u64 {
         std::mem::take(&mut self.missed)
     }
 
     /// Releases the waiter lease when the last waiter leaves: unobserved waiter-owned messages go
     /// back to the terminal route. Returns how many were handed back.
-    pub fn release_waiter(&mut self) -> usize {
+    pub(crate) fn release_waiter(&mut self) -> usize {
         self.active_waiters = self.active_waiters.saturating_sub(1);
         if self.active_waiters > 0 {
             return 0;
@@ -152,7 +150,7 @@ impl Mailbox {
     }
 
     /// Takes unobserved terminal-owned messages for SSE / PTY delivery, marking them taken.
-    pub fn take_terminal(&mut self) -> Vec<AgentMessage> {
+    pub(crate) fn take_terminal(&mut self) -> Vec<AgentMessage> {
         let read = self.read_cursor;
         let mut out = Vec::new();
         for s in self.messages.iter_mut().filter(|s| s.owner == WakeOwner::Terminal && s.message.timestamp > read) {
@@ -162,18 +160,18 @@ impl Mailbox {
         out
     }
 
-    pub fn has_terminal_pending(&self) -> bool {
+    pub(crate) fn has_terminal_pending(&self) -> bool {
         let read = self.read_cursor;
         self.messages.iter().any(|s| s.owner == WakeOwner::Terminal && s.message.timestamp > read)
     }
 
     /// Unobserved messages, for migration to another identity on repair.
-    pub fn drain_unread(&mut self) -> Vec<AgentMessage> {
+    pub(crate) fn drain_unread(&mut self) -> Vec<AgentMessage> {
         let read = self.read_cursor;
         self.messages.drain(..).filter(|s| s.message.timestamp > read).map(|s| s.message).collect()
     }
 
-    pub fn unread_count(&self) -> usize {
+    pub(crate) fn unread_count(&self) -> usize {
         self.messages.iter().filter(|s| s.message.timestamp > self.read_cursor).count()
     }
 }

@@ -65,32 +65,28 @@
 //!   leaf state, so nothing here can deadlock with the session registry.
 
 mod children;
-mod clock;
-pub mod delivery;
+pub(crate) mod clock;
+pub(crate) mod delivery;
 mod handle;
 mod identity;
-pub mod injection;
+pub(crate) mod injection;
 mod liveness;
 mod mail;
-pub mod mailbox;
+pub(crate) mod mailbox;
 mod reaper;
-mod types;
-mod wait;
-pub mod wake;
+pub(crate) mod types;
+pub(crate) mod wait;
+pub(crate) mod wake;
 
-pub use children::{ChildState, SpawnLink, child_prompt_instruction};
-pub use clock::{Clock, ManualClock, SystemClock};
-pub use delivery::DeliveryPath;
-pub use handle::Messaging;
-pub use liveness::{AgentKind, Lifecycle, Liveness, TerminalFacts, TerminalRef};
-pub use mail::Deliveries;
-pub use reaper::{ReapOutcome, peer_identity_is_reapable};
-pub use types::{
-    AgentMessage, Attach, InboxPage, InboxQuery, MailWake, MessagingError, PeerEntry, RegisterOutcome, RegisterRequest,
-    SendOutcome, TransportId, WaitOutcome,
+pub(crate) use children::{ChildState, SpawnLink, child_prompt_instruction};
+pub(crate) use clock::SystemClock;
+pub(crate) use delivery::DeliveryPath;
+pub(crate) use handle::Messaging;
+pub(crate) use liveness::{AgentKind, Lifecycle, Liveness, TerminalFacts, TerminalRef};
+pub(crate) use types::{
+    AgentMessage, Attach, InboxQuery, MessagingError, RegisterOutcome, RegisterRequest, TransportId,
 };
-pub use wait::effective_wait;
-pub use wake::{WakeNotice, WakeResult};
+pub(crate) use wake::WakeResult;
 
 #[cfg(test)]
 mod tests;

@@ -4,7 +4,7 @@ use uuid::Uuid;
 
 /// An identity is reapable only when nothing can still address it: it owns no live PTY and no live
 /// session records it as parent. Both are bounded by live sessions, so retention cannot grow.
-pub fn peer_identity_is_reapable(owns_live_pty: bool, parent_of_live_session: bool) -> bool {
+pub(crate) fn peer_identity_is_reapable(owns_live_pty: bool, parent_of_live_session: bool) -> bool {
     !owns_live_pty && !parent_of_live_session
 }
 

@@ -16,9 +16,9 @@ impl TransportId {
 }
 
 /// Prefix of every server-authored lifecycle message id (`tuic-auto-<uuid>`).
-pub const LIFECYCLE_ID_PREFIX: &str = "tuic-auto-";
+pub(super) const LIFECYCLE_ID_PREFIX: &str = "tuic-auto-";
 /// `from_name` of server-authored lifecycle mail.
-pub const LIFECYCLE_FROM_NAME: &str = "tuic";
+pub(super) const LIFECYCLE_FROM_NAME: &str = "tuic";
 
 /// A message as stored in an inbox and returned by `inbox` / `wait` (wire names kept).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -12,7 +12,7 @@ use super::types::{MessagingError, TransportId, WaitOutcome};
 
 /// The duration a wait really runs: 60 s by default; at or above the advertised 300000 ms cap it
 /// runs 295000 ms so the answer beats a client that aborts at exactly 300 s.
-pub fn effective_wait(timeout_ms: Option<u64>) -> Duration {
+pub(crate) fn effective_wait(timeout_ms: Option<u64>) -> Duration {
     match timeout_ms {
         None => WAIT_DEFAULT,
         Some(ms) if ms >= WAIT_ADVERTISED_MAX_MS => WAIT_EFFECTIVE_MAX,

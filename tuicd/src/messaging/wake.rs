@@ -13,7 +13,7 @@ use super::delivery::WakeGroupState;
 use super::types::AgentMessage;
 
 /// The generic notice: it names no sender and carries no payload.
-pub const ORCHESTRATOR_WAKE_TEXT: &str = "[TUIC] message available \u{2014} read it with: agent action=inbox";
+pub(crate) const ORCHESTRATOR_WAKE_TEXT: &str = "[TUIC] message available \u{2014} read it with: agent action=inbox";
 
 /// A notice the PTY layer should type, and the window it covers.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,7 +38,7 @@ pub enum WakeResult {
 
 /// What a confirmed report asks the caller to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReportEffect {
+pub(crate) enum ReportEffect {
     None,
     /// A confirmed lifecycle summary acknowledges the inbox through this cursor.
     Acknowledge(u64),
@@ -70,14 +70,14 @@ impl Group {
 
 /// One orchestrator's wake state.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct WakeState {
+pub(crate) struct WakeState {
     group: Option<Group>,
     next_attempt: u64,
 }
 
 impl WakeState {
     /// Where new mail would land, after expiring a stale uncertain attempt.
-    pub fn state(&mut self, now_ms: u64) -> WakeGroupState {
+    pub(crate) fn state(&mut self, now_ms: u64) -> WakeGroupState {
         self.expire(now_ms);
         match &self.group {
             None => WakeGroupState::Open,
@@ -88,7 +88,7 @@ impl WakeState {
     }
 
     /// Records unread mail at `cursor` in the current group (opening one if needed).
-    pub fn on_mail(&mut self, cursor: u64) {
+    pub(crate) fn on_mail(&mut self, cursor: u64) {
         match &mut self.group {
             Some(g) => g.through = g.through.max(cursor),
             None => self.group = Some(Group::fresh(cursor)),
@@ -96,13 +96,13 @@ impl WakeState {
     }
 
     /// The cursor the current group's window reaches, if mail is pending.
-    pub fn window_through(&self) -> Option<u64> {
+    pub(crate) fn window_through(&self) -> Option<u64> {
         self.group.as_ref().map(|g| g.through)
     }
 
     /// Claims one notice when the orchestrator is canonically idle/completed and the group is open.
     /// `window` is the unread mail the notice covers, oldest first.
-    pub fn claim(&mut self, now_ms: u64, ready: bool, window: &[AgentMessage]) -> Option<WakeNotice> {
+    pub(crate) fn claim(&mut self, now_ms: u64, ready: bool, window: &[AgentMessage]) -> Option<WakeNotice> {
         self.expire(now_ms);
         let g = self.group.as_mut()?;
         if !ready || g.exhausted || g.announced || g.in_flight.is_some() || window.is_empty() {
@@ -119,7 +119,7 @@ impl WakeState {
     }
 
     /// Settles an attempt. Reports for an attempt that is no longer in flight change nothing.
-    pub fn report(&mut self, now_ms: u64, attempt: u64, result: WakeResult) -> ReportEffect {
+    pub(crate) fn report(&mut self, now_ms: u64, attempt: u64, result: WakeResult) -> ReportEffect {
         let Some(g) = self.group.as_mut() else { return ReportEffect::None };
         let Some(flight) = g.in_flight.as_mut().filter(|f| f.attempt == attempt) else {
             return ReportEffect::None;
@@ -149,7 +149,7 @@ impl WakeState {
 
     /// A new busy-to-idle edge re-arms the budget: the lifecycle that refused is not the one being
     /// retried. A notice already in flight keeps its attempt.
-    pub fn busy_to_idle_edge(&mut self) {
+    pub(crate) fn busy_to_idle_edge(&mut self) {
         if let Some(g) = self.group.as_mut() {
             g.exhausted = false;
             g.attempts = u8::from(g.in_flight.is_some());
@@ -158,7 +158,7 @@ impl WakeState {
 
     /// An `inbox` / `wait` observation through `cursor` acknowledges the group; later mail remains
     /// as a fresh group with a fresh budget.
-    pub fn acknowledge(&mut self, cursor: u64) {
+    pub(crate) fn acknowledge(&mut self, cursor: u64) {
         let Some(g) = self.group.as_mut() else { return };
         if g.through <= cursor {
             // A notice in flight still finishes; its report then finds no group and changes nothing.
@@ -191,7 +191,7 @@ impl WakeState {
 /// `[TUIC] child agent 8c261794 is now idle; child agent 8c261794 exited (exit 0)` when every
 /// message is server-authored lifecycle mail and the line fits in [`LIFECYCLE_SUMMARY_MAX_CHARS`];
 /// `None` otherwise (one peer message disqualifies the whole window).
-pub fn lifecycle_summary(window: &[AgentMessage]) -> Option<String> {
+pub(crate) fn lifecycle_summary(window: &[AgentMessage]) -> Option<String> {
     let mut parts = Vec::with_capacity(window.len());
     for message in window {
         if !message.is_lifecycle() {

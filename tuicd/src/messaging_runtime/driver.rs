@@ -18,11 +18,11 @@ use crate::session::Session;
 use crate::state::App;
 
 /// `notifications/claude/channel` (seed: "Channel Push Delivery").
-pub const CHANNEL_METHOD: &str = "notifications/claude/channel";
+pub(super) const CHANNEL_METHOD: &str = "notifications/claude/channel";
 
 /// `recheck` asks for another look at one terminal: after a write finished, a wake notice
 /// expired, or a Compose command was queued.
-pub async fn run(
+pub(super) async fn run(
     app: App,
     mut edges: UnboundedReceiver<LifecycleEdge>,
     recheck: UnboundedSender<Uuid>,

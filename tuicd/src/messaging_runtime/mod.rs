@@ -22,7 +22,7 @@
 //! `terminals` map here is never held while calling messaging.
 
 mod driver;
-pub mod view;
+pub(crate) mod view;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -37,8 +37,8 @@ use crate::state::App;
 use view::View;
 
 /// `/events` kinds (tuic-wire 2.5).
-pub const PEER_REGISTERED: &str = "peer-registered";
-pub const PEER_UNREGISTERED: &str = "peer-unregistered";
+pub(crate) const PEER_REGISTERED: &str = "peer-registered";
+pub(crate) const PEER_UNREGISTERED: &str = "peer-unregistered";
 
 /// Messaging state, one field of [`crate::state::Shared`].
 pub struct Peers {
@@ -126,7 +126,7 @@ impl Peers {
 
 /// Starts the driver: installs the lifecycle-edge sink of the agent layer (sessions created from
 /// now on report their edges) and spawns the one task that delivers.
-pub fn start(app: &App) {
+pub(crate) fn start(app: &App) {
     let (sink, edges) = tokio::sync::mpsc::unbounded_channel();
     let _ = app.agents.edges.set(sink);
     let (recheck, rechecks) = tokio::sync::mpsc::unbounded_channel();
@@ -136,7 +136,7 @@ pub fn start(app: &App) {
 
 /// Step 0: binds protocol session `transport` to the `x-tuic-session` identity. A refusal (the
 /// session is bound to a terminal-backed identity elsewhere) is logged, never fatal to the call.
-pub fn bind(app: &App, transport: &str, tuic_session: &str) {
+pub(crate) fn bind(app: &App, transport: &str, tuic_session: &str) {
     let Ok(id) = Uuid::parse_str(tuic_session) else { return };
     let view = View(app);
     match app.peers.messaging.bind_transport(&TransportId::new(transport), id, &view) {
@@ -161,7 +161,7 @@ pub fn bind(app: &App, transport: &str, tuic_session: &str) {
 /// register): the MCP session records it, and the caller's task handles follow it: the ones it
 /// spawned before it had an identity (stamped with its protocol session) and the ones of an
 /// identity it superseded (a repair or `replaces`).
-pub fn identity_bound(app: &App, transport: &str, outcome: &crate::messaging::RegisterOutcome) {
+pub(crate) fn identity_bound(app: &App, transport: &str, outcome: &crate::messaging::RegisterOutcome) {
     let identity = outcome.tuic_session.to_string();
     app.mcp.protocol_sessions.set_identity(transport, &identity);
     app.agents.tasks.owner_moved(transport, &identity);
@@ -171,7 +171,7 @@ pub fn identity_bound(app: &App, transport: &str, outcome: &crate::messaging::Re
 }
 
 /// Re-binds on a later request when the session lost its identity (cheap when it has one).
-pub fn refresh(app: &App, transport: &str, tuic_session: &str) {
+pub(crate) fn refresh(app: &App, transport: &str, tuic_session: &str) {
     if app.peers.messaging.identity_of(&TransportId::new(transport)).is_none() {
         bind(app, transport, tuic_session);
     }
@@ -179,13 +179,13 @@ pub fn refresh(app: &App, transport: &str, tuic_session: &str) {
 
 /// A protocol session ended (DELETE or the reaper): its routes go, and an identity left without
 /// one is evicted unless it is still addressable.
-pub fn transport_ended(app: &App, transport: &str) {
+pub(crate) fn transport_ended(app: &App, transport: &str) {
     let outcome = app.peers.messaging.reap_transport(&TransportId::new(transport), &View(app));
     unregistered(app, &outcome.evicted);
 }
 
 /// After a reaper pass: evicts unrouted identities that stopped being addressable.
-pub fn sweep(app: &App) {
+pub(crate) fn sweep(app: &App) {
     let outcome = app.peers.messaging.sweep_unrouted(&View(app));
     unregistered(app, &outcome.evicted);
 }

@@ -17,18 +17,18 @@ use crate::state::App;
 /// The agent type whose CLI takes `notifications/claude/channel` pushes.
 const CLAUDE_CODE: &str = "claude";
 
-pub struct View<'a>(pub &'a App);
+pub(crate) struct View<'a>(pub &'a App);
 
 impl View<'_> {
     /// The live (not exited) session whose `TUIC_SESSION` is `tuic_session`.
-    pub fn session_of(&self, tuic_session: Uuid) -> Option<Arc<Session>> {
+    pub(crate) fn session_of(&self, tuic_session: Uuid) -> Option<Arc<Session>> {
         let id = tuic_session.to_string();
         self.0.sessions.resolve_live(&id).ok().filter(|s| s.tuic_session == id)
     }
 }
 
 /// The engine's verdict in messaging's terms (`None`: not a managed agent yet).
-pub fn lifecycle(state: Option<AgentState>) -> Lifecycle {
+pub(crate) fn lifecycle(state: Option<AgentState>) -> Lifecycle {
     match state {
         Some(AgentState::Idle) => Lifecycle::Idle,
         Some(AgentState::Completed) => Lifecycle::Completed,

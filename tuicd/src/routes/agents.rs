@@ -13,7 +13,7 @@ use crate::http::{ApiError, ApiResult, Caller, Request};
 /// Most binaries one `detect-all` looks up.
 const DETECT_ALL_MAX: usize = 64;
 
-pub async fn detect() -> ApiResult {
+pub(crate) async fn detect() -> ApiResult {
     let found = tokio::task::spawn_blocking(detect_installed).await.map_err(anyhow::Error::from)?;
     ok_json(&found)
 }
@@ -34,7 +34,7 @@ fn which(name: &str) -> Option<PathBuf> {
 }
 
 /// `POST /agents/detect-all {binaries: [name]}` -> `[{name, path?}]`, looked up in parallel.
-pub async fn detect_all(req: Request) -> ApiResult {
+pub(crate) async fn detect_all(req: Request) -> ApiResult {
     let body: DetectAll = read_json(req).await?;
     if body.binaries.len() > DETECT_ALL_MAX {
         return Err(ApiError::InvalidField(format!("binaries: at most {DETECT_ALL_MAX} names")));
@@ -109,7 +109,7 @@ fn opener(app: &str, path: &Path, line: Option<u32>, col: Option<u32>) -> Result
     }
 }
 
-pub async fn open_in_app(caller: &Caller, req: Request) -> ApiResult {
+pub(crate) async fn open_in_app(caller: &Caller, req: Request) -> ApiResult {
     caller.require_loopback("opening a path in a desktop application")?;
     let body: OpenInApp = read_json(req).await?;
     let path = PathBuf::from(&body.path);

@@ -9,13 +9,13 @@ use crate::limits::BCRYPT_COST;
 /// bcrypt only uses the first 72 bytes; longer passwords are refused rather than truncated.
 const MAX_PASSWORD_BYTES: usize = 72;
 
-pub async fn hash_password(req: Request) -> ApiResult {
+pub(crate) async fn hash_password(req: Request) -> ApiResult {
     let body: HashPasswordRequest = read_json(req).await?;
     let hash = hash(body.password, BCRYPT_COST).await?;
     ok_json(&HashPasswordResponse { hash })
 }
 
-pub async fn hash(password: String, cost: u32) -> Result<String, ApiError> {
+pub(crate) async fn hash(password: String, cost: u32) -> Result<String, ApiError> {
     if password.is_empty() {
         return Err(ApiError::InvalidField("password: must not be empty".into()));
     }

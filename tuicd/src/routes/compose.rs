@@ -24,7 +24,7 @@ fn identity(app: &App, id: &str, live: bool) -> Result<uuid::Uuid, ApiError> {
 }
 
 /// `POST`: queues `{command}`; 202 `{queued}` (the commands now waiting).
-pub async fn push(app: &App, caller: &Caller, id: &str, req: Request) -> ApiResult {
+pub(crate) async fn push(app: &App, caller: &Caller, id: &str, req: Request) -> ApiResult {
     caller.require_loopback("queueing a Compose command")?;
     let tuic_session = identity(app, id, true)?;
     let body: ComposeRequest = read_json(req).await?;
@@ -42,12 +42,12 @@ pub async fn push(app: &App, caller: &Caller, id: &str, req: Request) -> ApiResu
 }
 
 /// `GET`: `{queued}`, the commands waiting.
-pub async fn count(app: &App, id: &str) -> ApiResult {
+pub(crate) async fn count(app: &App, id: &str) -> ApiResult {
     ok_json(&json!({"queued": app.peers.composed(identity(app, id, false)?)}))
 }
 
 /// `DELETE`: drops the waiting commands (peer messages stay): `{cleared}`.
-pub async fn clear(app: &App, caller: &Caller, id: &str) -> ApiResult {
+pub(crate) async fn clear(app: &App, caller: &Caller, id: &str) -> ApiResult {
     caller.require_loopback("clearing Compose commands")?;
     ok_json(&json!({"cleared": app.peers.clear_composed(identity(app, id, false)?)}))
 }

@@ -7,11 +7,11 @@ use crate::http::body::{ok_json, read_json};
 use crate::http::{ApiError, ApiResult, Caller, Request};
 use crate::state::App;
 
-pub async fn get(app: &App) -> ApiResult {
+pub(crate) async fn get(app: &App) -> ApiResult {
     ok_json(&redacted(&app.config.get()))
 }
 
-pub async fn put(app: &App, caller: &Caller, req: Request) -> ApiResult {
+pub(crate) async fn put(app: &App, caller: &Caller, req: Request) -> ApiResult {
     caller.require_loopback("changing the configuration")?;
     let patch: serde_json::Value = read_json(req).await?;
     let (previous, next) = app.config.update(|current| {

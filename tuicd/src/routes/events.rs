@@ -25,7 +25,7 @@ struct EventsQuery {
     last_event_id: Option<u64>,
 }
 
-pub async fn stream(app: &App, req: Request) -> ApiResult {
+pub(crate) async fn stream(app: &App, req: Request) -> ApiResult {
     let params: EventsQuery = query(&req)?;
     let header_id = match req.headers().get("last-event-id") {
         None => None,

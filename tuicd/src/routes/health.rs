@@ -6,7 +6,7 @@ use crate::http::ApiResult;
 use crate::http::body::ok_json;
 use crate::state::App;
 
-pub async fn health(app: &App) -> ApiResult {
+pub(crate) async fn health(app: &App) -> ApiResult {
     ok_json(&Health {
         ok: true,
         uptime_secs: app.started.elapsed().as_secs(),
@@ -17,7 +17,7 @@ pub async fn health(app: &App) -> ApiResult {
     })
 }
 
-pub async fn version() -> ApiResult {
+pub(crate) async fn version() -> ApiResult {
     ok_json(&Version {
         name: "tuicd".into(),
         version: env!("CARGO_PKG_VERSION").into(),

@@ -1,13 +1,13 @@
 //! Route handlers, one module per area. Handlers take typed input and return `ApiResult`.
 
-pub mod agents;
-pub mod auth;
-pub mod capture;
-pub mod compose;
-pub mod config;
-pub mod events;
-pub mod health;
-pub mod monitor;
-pub mod sessions;
-pub mod stream;
+pub(crate) mod agents;
+pub(crate) mod auth;
+pub(crate) mod capture;
+pub(crate) mod compose;
+pub(crate) mod config;
+pub(crate) mod events;
+pub(crate) mod health;
+pub(crate) mod monitor;
+pub(crate) mod sessions;
+pub(crate) mod stream;
 mod stream_encode;

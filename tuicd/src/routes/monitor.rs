@@ -6,16 +6,16 @@ use crate::http::body::{full, ok_json};
 use crate::http::{ApiResult, Response};
 use crate::state::App;
 
-pub async fn stats(app: &App) -> ApiResult {
+pub(crate) async fn stats(app: &App) -> ApiResult {
     ok_json(&app.sessions.stats(app.config.get().max_sessions))
 }
 
-pub async fn metrics(app: &App) -> ApiResult {
+pub(crate) async fn metrics(app: &App) -> ApiResult {
     ok_json(&app.sessions.metrics())
 }
 
 /// sysinfo reads /proc for every process: done on the blocking pool.
-pub async fn process_stats(app: &App) -> ApiResult {
+pub(crate) async fn process_stats(app: &App) -> ApiResult {
     let sessions = app.sessions.clone();
     let rows = tokio::task::spawn_blocking(move || sessions.process_stats())
         .await
@@ -24,7 +24,7 @@ pub async fn process_stats(app: &App) -> ApiResult {
 }
 
 /// A self-contained page (no external assets) that polls `/process/stats` every 2 s.
-pub async fn process_monitor() -> ApiResult {
+pub(crate) async fn process_monitor() -> ApiResult {
     let mut response = Response::new(full(MONITOR_HTML));
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
     response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));

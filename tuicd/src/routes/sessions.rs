@@ -17,12 +17,12 @@ fn ok() -> ApiResult {
     ok_json(&serde_json::json!({"ok": true}))
 }
 
-pub async fn list(app: &App) -> ApiResult {
+pub(crate) async fn list(app: &App) -> ApiResult {
     let sessions: Vec<SessionInfo> = app.sessions.list().iter().map(|s| s.info()).collect();
     ok_json(&sessions)
 }
 
-pub async fn create(app: &App, caller: &Caller, req: Request) -> ApiResult {
+pub(crate) async fn create(app: &App, caller: &Caller, req: Request) -> ApiResult {
     caller.require_loopback("creating a session")?;
     let body: CreateSessionRequest = read_json(req).await?;
     let session = app.sessions.create(&body, app.config.get().max_sessions)?;
@@ -37,11 +37,11 @@ pub async fn create(app: &App, caller: &Caller, req: Request) -> ApiResult {
 }
 
 /// One session's status (live or tombstone).
-pub async fn get(app: &App, id: &str) -> ApiResult {
+pub(crate) async fn get(app: &App, id: &str) -> ApiResult {
     ok_json(&app.sessions.resolve(id)?.info())
 }
 
-pub async fn write(app: &App, caller: &Caller, id: &str, req: Request) -> ApiResult {
+pub(crate) async fn write(app: &App, caller: &Caller, id: &str, req: Request) -> ApiResult {
     caller.require_loopback("writing to a session")?;
     let session = app.sessions.resolve(id)?;
     let body: WriteRequest = read_json(req).await?;
@@ -49,7 +49,7 @@ pub async fn write(app: &App, caller: &Caller, id: &str, req: Request) -> ApiRes
     ok()
 }
 
-pub async fn resize(app: &App, id: &str, req: Request) -> ApiResult {
+pub(crate) async fn resize(app: &App, id: &str, req: Request) -> ApiResult {
     let session = app.sessions.resolve(id)?;
     let body: ResizeRequest = read_json(req).await?;
     session.resize(body.rows, body.cols)?;
@@ -67,7 +67,7 @@ struct OutputParams {
     offset: Option<u64>,
 }
 
-pub async fn output(app: &App, id: &str, req: Request) -> ApiResult {
+pub(crate) async fn output(app: &App, id: &str, req: Request) -> ApiResult {
     let params: OutputParams = query(&req)?;
     let format = match params.format.as_deref() {
         None | Some("raw") => OutputFormat::Raw,
@@ -85,17 +85,17 @@ pub async fn output(app: &App, id: &str, req: Request) -> ApiResult {
     ok_json(&session.output(OutputQuery { format, since_cursor, limit: params.limit }))
 }
 
-pub async fn shell_family(app: &App, id: &str) -> ApiResult {
+pub(crate) async fn shell_family(app: &App, id: &str) -> ApiResult {
     ok_json(&ShellFamilyResponse { shell_family: app.sessions.resolve(id)?.shell_family() })
 }
 
-pub async fn pause(app: &App, caller: &Caller, id: &str) -> ApiResult {
+pub(crate) async fn pause(app: &App, caller: &Caller, id: &str) -> ApiResult {
     caller.require_loopback("pausing a session")?;
     app.sessions.resolve(id)?.pause()?;
     ok()
 }
 
-pub async fn resume(app: &App, caller: &Caller, id: &str) -> ApiResult {
+pub(crate) async fn resume(app: &App, caller: &Caller, id: &str) -> ApiResult {
     caller.require_loopback("resuming a session")?;
     app.sessions.resolve(id)?.resume()?;
     ok()
@@ -103,7 +103,7 @@ pub async fn resume(app: &App, caller: &Caller, id: &str) -> ApiResult {
 
 /// Ends the child and waits until the session has closed, so the answer means it is gone. Like
 /// MCP `close`, it is idempotent: an exited session (a tombstone) answers the same, at once.
-pub async fn close(app: &App, caller: &Caller, id: &str) -> ApiResult {
+pub(crate) async fn close(app: &App, caller: &Caller, id: &str) -> ApiResult {
     caller.require_loopback("closing a session")?;
     let session = app.sessions.resolve(id)?;
     session.close(proto::session::close_reason::EXPLICIT_CLOSE);

@@ -50,7 +50,7 @@ struct StreamParams {
     binary: Option<String>,
 }
 
-pub async fn stream(app: &App, caller: &Caller, id: &str, mut req: Request) -> ApiResult {
+pub(crate) async fn stream(app: &App, caller: &Caller, id: &str, mut req: Request) -> ApiResult {
     let session = app.sessions.resolve(id)?;
     let params: StreamParams = query(&req)?;
     if params.format.as_deref().is_some_and(|f| f != "raw") {

@@ -8,20 +8,20 @@ use std::io::Write as _;
 use crate::session::ring::incomplete_utf8_tail;
 
 /// Length of the binary frame's header: the cursor of its first byte, big-endian.
-pub const BINARY_HEADER_BYTES: usize = 8;
+pub(super) const BINARY_HEADER_BYTES: usize = 8;
 
 const JSON_OUTPUT_HEAD: &[u8] = br#"{"type":"output","data":""#;
 
 /// `{"type":"output","data":"...","cursor":C,"total_written":T}` for the contiguous output in
 /// `parts` (a character may straddle two parts). Bytes that are not UTF-8 become U+FFFD, as
 /// `String::from_utf8_lossy` makes them.
-pub fn json_output(parts: &[&[u8]], cursor: u64, total_written: u64) -> String {
+pub(super) fn json_output(parts: &[&[u8]], cursor: u64, total_written: u64) -> String {
     String::from_utf8(json_output_bytes(parts, cursor, total_written))
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// [`json_output`] as bytes, which are UTF-8: checked only when the output has a non-ASCII byte.
-pub fn json_output_bytes(parts: &[&[u8]], cursor: u64, total_written: u64) -> Vec<u8> {
+pub(super) fn json_output_bytes(parts: &[&[u8]], cursor: u64, total_written: u64) -> Vec<u8> {
     let len: usize = parts.iter().map(|p| p.len()).sum();
     // Headroom for the envelope and a line break escape every ~40 bytes, so typical output never
     // reallocates.
@@ -44,7 +44,7 @@ pub fn json_output_bytes(parts: &[&[u8]], cursor: u64, total_written: u64) -> Ve
 /// The JSON `output` frame for the contiguous `parts`, whose first byte has cursor `cursor`, less an
 /// incomplete UTF-8 character at their end, which is returned to go out with the rest of it (in
 /// the next frame). No frame when only that character is left.
-pub fn json_output_holding_back(mut parts: Vec<&[u8]>, cursor: u64) -> (Option<Vec<u8>>, Vec<u8>) {
+pub(super) fn json_output_holding_back(mut parts: Vec<&[u8]>, cursor: u64) -> (Option<Vec<u8>>, Vec<u8>) {
     let tail = take_incomplete_tail(&mut parts);
     let len: u64 = parts.iter().map(|p| p.len() as u64).sum();
     ((len > 0).then(|| json_output_bytes(&parts, cursor, cursor + len)), tail)
@@ -77,7 +77,7 @@ fn take_incomplete_tail(parts: &mut Vec<&[u8]>) -> Vec<u8> {
 }
 
 /// Starts a binary output frame whose first byte has cursor `cursor`; append the bytes to it.
-pub fn binary_output(cursor: u64, capacity: usize) -> Vec<u8> {
+pub(super) fn binary_output(cursor: u64, capacity: usize) -> Vec<u8> {
     let mut frame = Vec::with_capacity(BINARY_HEADER_BYTES + capacity);
     frame.extend_from_slice(&cursor.to_be_bytes());
     frame
@@ -91,7 +91,7 @@ const BLOCK: usize = 16;
 /// included) verbatim. Each step copies a block of 16 bytes at once (a fixed-size copy); at an
 /// escape the copy is cut back to it (a CR LF pair, which ends every terminal line, is escaped in
 /// one step). Returns whether every byte was ASCII.
-pub fn escape_into(out: &mut Vec<u8>, bytes: &[u8]) -> bool {
+pub(super) fn escape_into(out: &mut Vec<u8>, bytes: &[u8]) -> bool {
     let mut i = 0;
     let mut ascii = true;
     while let Some(block) = bytes.get(i..i + BLOCK) {

@@ -10,7 +10,7 @@ use tokio::net::{UnixListener, UnixStream};
 use crate::limits::{SOCKET_BIND_ATTEMPTS, SOCKET_BIND_RETRY, SOCKET_PROBE_TIMEOUT};
 
 #[derive(Debug, thiserror::Error)]
-pub enum BindError {
+pub(crate) enum BindError {
     #[error("another tuicd is already serving on {0}; stop it first (tuicd status shows it)")]
     AlreadyRunning(PathBuf),
     #[error("cannot bind {path}: {source}")]
@@ -19,14 +19,14 @@ pub enum BindError {
 
 /// The bound socket, and the file identity used to remove only our own file at exit.
 #[derive(Debug)]
-pub struct IpcListener {
+pub(crate) struct IpcListener {
     pub listener: UnixListener,
     pub path: PathBuf,
     inode: (u64, u64),
 }
 
 impl IpcListener {
-    pub async fn bind(path: &Path) -> Result<Self, BindError> {
+    pub(crate) async fn bind(path: &Path) -> Result<Self, BindError> {
         let io_err = |source| BindError::Io { path: path.to_owned(), source };
         if let Some(dir) = path.parent() {
             std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(io_err)?;
@@ -62,7 +62,7 @@ impl IpcListener {
     }
 
     /// Removes the socket file if it is still the one we bound (a newer daemon may own the path).
-    pub fn remove_file(&self) {
+    pub(crate) fn remove_file(&self) {
         if let Ok(meta) = std::fs::metadata(&self.path)
             && (meta.dev(), meta.ino()) == self.inode
         {
@@ -72,6 +72,6 @@ impl IpcListener {
 }
 
 /// True when something accepts connections on `path`.
-pub async fn is_live(path: &Path) -> bool {
+pub(crate) async fn is_live(path: &Path) -> bool {
     matches!(tokio::time::timeout(SOCKET_PROBE_TIMEOUT, UnixStream::connect(path)).await, Ok(Ok(_)))
 }

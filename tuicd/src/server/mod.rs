@@ -1,13 +1,13 @@
 //! Listeners and the daemon's lifecycle: bind everything first (so errors surface before we
 //! claim to be running), then serve until the shutdown signal, then drain.
 
-pub mod auth;
-pub mod ipc;
+pub(crate) mod auth;
+pub(crate) mod ipc;
 mod permit;
 mod repoll;
 mod router;
 mod service;
-pub mod tcp;
+pub(crate) mod tcp;
 
 use std::future::Future;
 use std::path::PathBuf;

@@ -7,13 +7,13 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::OwnedSemaphorePermit;
 
 #[derive(Debug)]
-pub struct PermitStream<S> {
+pub(super) struct PermitStream<S> {
     inner: S,
     _permit: OwnedSemaphorePermit,
 }
 
 impl<S> PermitStream<S> {
-    pub fn new(inner: S, permit: OwnedSemaphorePermit) -> Self {
+    pub(super) fn new(inner: S, permit: OwnedSemaphorePermit) -> Self {
         Self { inner, _permit: permit }
     }
 }

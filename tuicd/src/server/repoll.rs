@@ -50,14 +50,14 @@ impl Wake for Relay {
 }
 
 /// A future polled with its own waker; see the module documentation.
-pub struct Repoll<F> {
+pub(super) struct Repoll<F> {
     inner: F,
     relay: Arc<Relay>,
     waker: Waker,
 }
 
 impl<F> Repoll<F> {
-    pub fn new(inner: F) -> Self {
+    pub(super) fn new(inner: F) -> Self {
         let relay = Arc::new(Relay { state: AtomicU8::new(IDLE), task: AtomicWaker::new() });
         let waker = Waker::from(relay.clone());
         Self { inner, relay, waker }

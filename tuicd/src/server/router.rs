@@ -17,7 +17,7 @@ macro_rules! methods {
     };
 }
 
-pub async fn route(app: App, caller: Caller, req: Request) -> Response {
+pub(super) async fn route(app: App, caller: Caller, req: Request) -> Response {
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
     let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();

@@ -24,7 +24,7 @@ use crate::state::App;
 /// [`COMPRESSION_MIN_BYTES`] and never SSE; the body limit applies before any handler reads; the
 /// timeout is innermost and races only the future that produces the response head, so a
 /// streaming body (SSE, WebSocket) is never cut off by it.
-pub fn serve_connection<IO>(app: App, caller: Caller, io: IO, graceful: &GracefulShutdown)
+pub(super) fn serve_connection<IO>(app: App, caller: Caller, io: IO, graceful: &GracefulShutdown)
 where
     IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {

@@ -11,14 +11,14 @@ const NO_REPO_PREFIX: &str = "sh";
 const PREFIX_MAX_LEN: usize = 8;
 
 #[derive(Debug, Default)]
-pub struct AliasBook {
+pub(super) struct AliasBook {
     counters: HashMap<String, u64>,
 }
 
 impl AliasBook {
     /// Reserves `restored` when it is well-formed and `taken` says no live session holds it, raising
     /// its prefix's counter past it; otherwise mints the next alias for `cwd`'s repository.
-    pub fn assign(&mut self, cwd: &Path, restored: Option<&str>, taken: impl Fn(&str) -> bool) -> String {
+    pub(super) fn assign(&mut self, cwd: &Path, restored: Option<&str>, taken: impl Fn(&str) -> bool) -> String {
         if let Some(alias) = restored
             && let Some((prefix, n)) = parse(alias)
             && !taken(alias)
@@ -40,7 +40,7 @@ impl AliasBook {
 }
 
 /// `<prefix>-<n>`: a lowercase alphanumeric prefix and a positive decimal counter.
-pub fn parse(alias: &str) -> Option<(&str, u64)> {
+pub(super) fn parse(alias: &str) -> Option<(&str, u64)> {
     let (prefix, number) = alias.rsplit_once('-')?;
     let prefix_ok = !prefix.is_empty()
         && prefix.len() <= PREFIX_MAX_LEN
@@ -54,7 +54,7 @@ pub fn parse(alias: &str) -> Option<(&str, u64)> {
 
 /// The repository root's directory name: a multi-word name gives the first character of each
 /// segment (`tui-commander` -> `tc`), a single word its first two characters (`tuicommander` -> `tu`).
-pub fn prefix_for(cwd: &Path) -> String {
+pub(super) fn prefix_for(cwd: &Path) -> String {
     let Some(root) = cwd.ancestors().find(|dir| dir.join(".git").exists()) else {
         return NO_REPO_PREFIX.into();
     };

@@ -43,7 +43,7 @@ pub struct AttachContext<'a> {
 }
 
 /// Builds the attachment of each new session.
-pub type AttachFactory = Arc<dyn Fn(AttachContext<'_>) -> Arc<dyn Attachment> + Send + Sync>;
+pub(crate) type AttachFactory = Arc<dyn Fn(AttachContext<'_>) -> Arc<dyn Attachment> + Send + Sync>;
 
 impl dyn Attachment {
     /// The attachment as its concrete type, when it is one.

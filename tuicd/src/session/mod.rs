@@ -52,14 +52,14 @@ mod alias;
 mod budget;
 pub mod capture;
 mod error;
-pub mod hooks;
+pub(crate) mod hooks;
 mod owner;
 mod plain_lines;
 mod process;
 mod read;
 mod reader;
 mod registry;
-pub mod ring;
+pub(crate) mod ring;
 mod screen;
 mod spawn;
 mod tasks;
@@ -67,12 +67,12 @@ mod watch;
 
 use std::sync::atomic::AtomicU64;
 
-pub use error::SessionError;
-pub use hooks::{AttachContext, AttachFactory, Attachment};
-pub use owner::{Announcer, ExitInfo, Session, SessionEvent};
-pub use read::{OutputQuery, ScreenSnapshot, WaitFor, WaitOutcome};
-pub use registry::SessionRegistry;
-pub use watch::Watch;
+pub(crate) use error::SessionError;
+pub(crate) use hooks::{AttachContext, AttachFactory, Attachment};
+pub(crate) use owner::{Announcer, Session, SessionEvent};
+pub(crate) use read::{OutputQuery, WaitFor, WaitOutcome};
+pub(crate) use registry::SessionRegistry;
+pub(crate) use watch::Watch;
 
 /// Daemon-wide session counters behind `/metrics`.
 #[derive(Debug, Default)]

@@ -69,7 +69,7 @@ pub struct ExitInfo {
 
 /// Identity fields fixed at creation.
 #[derive(Clone)]
-pub struct Identity {
+pub(super) struct Identity {
     pub id: String,
     pub tuic_session: String,
     pub alias: String,

@@ -11,7 +11,7 @@ use super::SessionRegistry;
 use crate::limits::PROCESS_SAMPLE_MIN_INTERVAL;
 
 #[derive(Default)]
-pub struct ProcessSampler {
+pub(super) struct ProcessSampler {
     system: Option<System>,
     sampled: Option<Instant>,
 }

@@ -9,7 +9,7 @@ use bytes::{Buf, Bytes};
 /// broadcast, so a flood is not copied again into the ring), then small writes gathered into one
 /// buffer, so a trickle of one-byte echoes does not become one allocation per byte.
 #[derive(Debug)]
-pub struct RawRing {
+pub(crate) struct RawRing {
     chunks: VecDeque<Bytes>,
     /// Small writes after the last chunk, sealed into a chunk once `share_from` long.
     gathered: Vec<u8>,
@@ -32,21 +32,21 @@ pub struct RingRead {
 }
 
 impl RawRing {
-    pub fn new(capacity: usize, share_from: usize) -> Self {
+    pub(crate) fn new(capacity: usize, share_from: usize) -> Self {
         Self { chunks: VecDeque::new(), gathered: Vec::new(), len: 0, capacity, share_from, total: 0 }
     }
 
     /// The cursor after the newest byte.
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.total
     }
 
     /// The cursor of the oldest retained byte.
-    pub fn oldest(&self) -> u64 {
+    pub(crate) fn oldest(&self) -> u64 {
         self.total - self.len as u64
     }
 
-    pub fn push(&mut self, data: &Bytes) {
+    pub(crate) fn push(&mut self, data: &Bytes) {
         self.total += data.len() as u64;
         let data = data.slice(data.len().saturating_sub(self.capacity)..);
         if data.len() >= self.share_from {
@@ -87,7 +87,7 @@ impl RawRing {
     }
 
     /// Up to `limit` bytes from `from` (clamped to the oldest retained byte).
-    pub fn read_from(&self, from: u64, limit: usize) -> RingRead {
+    pub(crate) fn read_from(&self, from: u64, limit: usize) -> RingRead {
         let oldest = self.oldest();
         let start = from.clamp(oldest, self.total);
         let mut skip = (start - oldest) as usize;
@@ -109,7 +109,7 @@ impl RawRing {
     }
 
     /// The last `limit` bytes.
-    pub fn tail(&self, limit: usize) -> RingRead {
+    pub(crate) fn tail(&self, limit: usize) -> RingRead {
         let from = self.total.saturating_sub(limit as u64);
         self.read_from(from, limit)
     }
@@ -117,7 +117,7 @@ impl RawRing {
 
 /// How many bytes at the end of `data` form an incomplete (but so far valid) UTF-8 sequence, so a
 /// reader can stop before them and never split a character across two reads.
-pub fn incomplete_utf8_tail(data: &[u8]) -> usize {
+pub(crate) fn incomplete_utf8_tail(data: &[u8]) -> usize {
     // Only the last three bytes can start an incomplete character: the first of them that begins a
     // valid but unfinished sequence is the tail (whatever comes before is not looked at).
     let from = data.len().saturating_sub(3);
@@ -127,7 +127,7 @@ pub fn incomplete_utf8_tail(data: &[u8]) -> usize {
 }
 
 /// How many leading bytes are UTF-8 continuation bytes (a read that starts mid-character skips them).
-pub fn continuation_head(data: &[u8]) -> usize {
+pub(crate) fn continuation_head(data: &[u8]) -> usize {
     data.iter().take(3).take_while(|b| (**b & 0xC0) == 0x80).count()
 }
 

@@ -11,7 +11,7 @@ use vt100::capture::{BasicFormattedCaptureState, RowContents, basic_formatted_to
 
 use super::plain_lines::{self, Shadow};
 
-pub struct ScreenModel {
+pub(super) struct ScreenModel {
     parser: vt100::Parser<LogSink>,
     /// Sees every byte vt100 does, for the plain-lines fast path.
     shadow: Shadow,
@@ -78,13 +78,13 @@ impl vt100::Callbacks for LogSink {
 
 /// Log lines from a line cursor: `lines` covers `[start, start + lines.len())`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LogRead {
+pub(super) struct LogRead {
     pub start: u64,
     pub lines: Vec<String>,
 }
 
 impl ScreenModel {
-    pub fn new(rows: u16, cols: u16, log_capacity: usize) -> Self {
+    pub(super) fn new(rows: u16, cols: u16, log_capacity: usize) -> Self {
         let sink = LogSink {
             lines: VecDeque::new(),
             capacity: log_capacity,
@@ -100,7 +100,7 @@ impl ScreenModel {
 
     /// Feeds output; returns the terminal events it contained. Split UTF-8 and escape sequences
     /// are carried over to the next call by the parser.
-    pub fn process(&mut self, bytes: &[u8]) -> Vec<ParsedEvent> {
+    pub(super) fn process(&mut self, bytes: &[u8]) -> Vec<ParsedEvent> {
         let was_alternate = self.parser.screen().alternate_screen();
         let mut at = 0;
         let mut settled = false;
@@ -149,7 +149,7 @@ impl ScreenModel {
         events
     }
 
-    pub fn resize(&mut self, rows: u16, cols: u16) {
+    pub(super) fn resize(&mut self, rows: u16, cols: u16) {
         let changed = self.size() != (nz(rows).get(), nz(cols).get());
         self.parser.set_size(nz(rows), nz(cols));
         self.shadow.resized(nz(rows).get(), changed);
@@ -206,22 +206,22 @@ impl ScreenModel {
         }
     }
 
-    pub fn size(&self) -> (u16, u16) {
+    pub(super) fn size(&self) -> (u16, u16) {
         let (rows, cols) = self.parser.screen().size();
         (rows.get(), cols.get())
     }
 
-    pub fn alternate_screen(&self) -> bool {
+    pub(super) fn alternate_screen(&self) -> bool {
         self.parser.screen().alternate_screen()
     }
 
     /// (row, col) of the cursor.
-    pub fn cursor(&self) -> (u16, u16) {
+    pub(super) fn cursor(&self) -> (u16, u16) {
         self.parser.screen().cursor_position()
     }
 
     /// Visible rows as plain text, trailing spaces and trailing blank rows dropped.
-    pub fn screen_rows(&self) -> Vec<String> {
+    pub(super) fn screen_rows(&self) -> Vec<String> {
         let (_, cols) = self.size();
         let mut rows: Vec<String> = self.parser.screen().rows(0, cols).map(|r| r.trim_end().to_owned()).collect();
         while rows.last().is_some_and(String::is_empty) {
@@ -231,17 +231,17 @@ impl ScreenModel {
     }
 
     /// Lines ever pushed to the log (the next line cursor).
-    pub fn total_lines(&self) -> u64 {
+    pub(super) fn total_lines(&self) -> u64 {
         self.parser.callbacks().total
     }
 
-    pub fn oldest_line(&self) -> u64 {
+    pub(super) fn oldest_line(&self) -> u64 {
         let sink = self.parser.callbacks();
         sink.total - sink.lines.len() as u64
     }
 
     /// Up to `limit` log lines from `from` (clamped to the oldest retained line).
-    pub fn log_from(&self, from: u64, limit: usize) -> LogRead {
+    pub(super) fn log_from(&self, from: u64, limit: usize) -> LogRead {
         let sink = self.parser.callbacks();
         let oldest = self.oldest_line();
         let start = from.clamp(oldest, sink.total);
@@ -250,13 +250,13 @@ impl ScreenModel {
     }
 
     /// The last `limit` log lines.
-    pub fn log_tail(&self, limit: usize) -> LogRead {
+    pub(super) fn log_tail(&self, limit: usize) -> LogRead {
         self.log_from(self.total_lines().saturating_sub(limit as u64), limit)
     }
 
     /// The newest log lines, at most `max_lines`, while their lengths plus one byte each (the
     /// newline joining them) fit in `budget`. Only the kept lines are copied.
-    pub fn log_tail_within(&self, budget: usize, max_lines: usize) -> LogRead {
+    pub(super) fn log_tail_within(&self, budget: usize, max_lines: usize) -> LogRead {
         let sink = self.parser.callbacks();
         let mut used = 0;
         let kept = sink
@@ -276,7 +276,7 @@ impl ScreenModel {
     /// Log lines from `from` (clamped to the oldest retained line), at most `max_lines`, while
     /// their lengths plus one byte each fit in `budget`; always the first one, so a delta read
     /// makes progress whatever its budget.
-    pub fn log_from_within(&self, from: u64, budget: usize, max_lines: usize) -> LogRead {
+    pub(super) fn log_from_within(&self, from: u64, budget: usize, max_lines: usize) -> LogRead {
         let sink = self.parser.callbacks();
         let oldest = self.oldest_line();
         let start = from.clamp(oldest, sink.total);

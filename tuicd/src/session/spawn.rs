@@ -12,7 +12,7 @@ use crate::limits::{DEFAULT_COLS, DEFAULT_ROWS, TERMINAL_SIZE_MAX, TERMINAL_SIZE
 
 /// A create request whose every field has been checked.
 #[derive(Debug, Clone)]
-pub struct SpawnPlan {
+pub(super) struct SpawnPlan {
     pub rows: u16,
     pub cols: u16,
     /// The program, resolved to an absolute executable path.
@@ -25,7 +25,7 @@ pub struct SpawnPlan {
 }
 
 /// Checks rows/cols, the program, the working directory and the environment names.
-pub fn plan(req: &CreateSessionRequest) -> Result<SpawnPlan, SessionError> {
+pub(super) fn plan(req: &CreateSessionRequest) -> Result<SpawnPlan, SessionError> {
     let rows = check_size("rows", req.rows.unwrap_or(DEFAULT_ROWS))?;
     let cols = check_size("cols", req.cols.unwrap_or(DEFAULT_COLS))?;
     let shell = match &req.shell {
@@ -58,7 +58,7 @@ pub fn plan(req: &CreateSessionRequest) -> Result<SpawnPlan, SessionError> {
     Ok(SpawnPlan { rows, cols, program, shell, args: req.args.clone(), cwd, env: req.env.clone() })
 }
 
-pub fn check_size(field: &str, value: u16) -> Result<u16, SessionError> {
+pub(super) fn check_size(field: &str, value: u16) -> Result<u16, SessionError> {
     if (TERMINAL_SIZE_MIN..=TERMINAL_SIZE_MAX).contains(&value) {
         Ok(value)
     } else {
@@ -89,7 +89,10 @@ fn resolve_program(shell: &str) -> Result<PathBuf, SessionError> {
 }
 
 /// Opens a PTY of the planned size and starts the program on it. `TUIC_SESSION` is exported.
-pub fn start(plan: &SpawnPlan, tuic_session: &str) -> Result<(pty_process::Pty, tokio::process::Child), SessionError> {
+pub(super) fn start(
+    plan: &SpawnPlan,
+    tuic_session: &str,
+) -> Result<(pty_process::Pty, tokio::process::Child), SessionError> {
     let fail = |what: &str, e: pty_process::Error| SessionError::Spawn(format!("{what}: {e}"));
     let (pty, pts) = pty_process::open().map_err(|e| fail("opening a PTY", e))?;
     pty.resize(pty_process::Size::new(plan.rows, plan.cols)).map_err(|e| fail("sizing the PTY", e))?;

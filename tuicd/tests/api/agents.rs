@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::harness::*;
 use crate::mcp_client::*;
 
-pub fn fake_agent() -> String {
+pub(crate) fn fake_agent() -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-agent/fake-agent").display().to_string()
 }
 

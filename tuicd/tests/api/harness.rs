@@ -15,10 +15,10 @@ use tempfile::TempDir;
 use tokio::process::{Child, Command};
 
 /// Generous: a cold debug binary on a loaded 2-core CI machine.
-pub const START_DEADLINE: Duration = Duration::from_secs(30);
-pub const DEADLINE: Duration = Duration::from_secs(20);
+pub(crate) const START_DEADLINE: Duration = Duration::from_secs(30);
+pub(crate) const DEADLINE: Duration = Duration::from_secs(20);
 
-pub fn install_crypto() {
+pub(crate) fn install_crypto() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -26,7 +26,7 @@ pub fn install_crypto() {
 }
 
 /// Polls `check` until it returns `Some`, or panics naming `what` after `deadline`.
-pub async fn wait_until<T, F, Fut>(what: &str, deadline: Duration, mut check: F) -> T
+pub(crate) async fn wait_until<T, F, Fut>(what: &str, deadline: Duration, mut check: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Option<T>>,
@@ -43,7 +43,7 @@ where
     }
 }
 
-pub struct DaemonBuilder {
+pub(crate) struct DaemonBuilder {
     dir: Option<TempDir>,
     config: Option<Value>,
     env: Vec<(String, String)>,
@@ -51,29 +51,29 @@ pub struct DaemonBuilder {
 }
 
 impl DaemonBuilder {
-    pub fn config(mut self, config: Value) -> Self {
+    pub(crate) fn config(mut self, config: Value) -> Self {
         self.config = Some(config);
         self
     }
 
-    pub fn env(mut self, key: &str, value: impl Into<String>) -> Self {
+    pub(crate) fn env(mut self, key: &str, value: impl Into<String>) -> Self {
         self.env.push((key.into(), value.into()));
         self
     }
 
-    pub fn arg(mut self, arg: impl Into<String>) -> Self {
+    pub(crate) fn arg(mut self, arg: impl Into<String>) -> Self {
         self.args.push(arg.into());
         self
     }
 
     /// Reuses a config dir (e.g. to restart a daemon on the same files).
-    pub fn dir(mut self, dir: TempDir) -> Self {
+    pub(crate) fn dir(mut self, dir: TempDir) -> Self {
         self.dir = Some(dir);
         self
     }
 
     /// Spawns the daemon without waiting for it.
-    pub fn spawn(self) -> Daemon {
+    pub(crate) fn spawn(self) -> Daemon {
         install_crypto();
         let dir = self.dir.unwrap_or_else(|| tempfile::Builder::new().prefix("tuic").tempdir().unwrap());
         if let Some(config) = &self.config {
@@ -102,14 +102,14 @@ impl DaemonBuilder {
     }
 
     /// Spawns the daemon and waits until `/health` answers.
-    pub async fn start(self) -> Daemon {
+    pub(crate) async fn start(self) -> Daemon {
         let mut daemon = self.spawn();
         daemon.wait_ready().await;
         daemon
     }
 }
 
-pub struct Daemon {
+pub(crate) struct Daemon {
     pub dir: TempDir,
     pub socket: PathBuf,
     child: Option<Child>,
@@ -119,27 +119,27 @@ pub struct Daemon {
 }
 
 impl Daemon {
-    pub fn builder() -> DaemonBuilder {
+    pub(crate) fn builder() -> DaemonBuilder {
         DaemonBuilder { dir: None, config: None, env: Vec::new(), args: Vec::new() }
     }
 
-    pub async fn start() -> Daemon {
+    pub(crate) async fn start() -> Daemon {
         Self::builder().start().await
     }
 
-    pub fn url(path: &str) -> String {
+    pub(crate) fn url(path: &str) -> String {
         format!("http://tuic{path}")
     }
 
-    pub fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(&self.log_path).unwrap_or_default()
     }
 
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.as_ref().and_then(Child::id).expect("daemon is running")
     }
 
-    pub async fn wait_ready(&mut self) {
+    pub(crate) async fn wait_ready(&mut self) {
         let start = Instant::now();
         loop {
             if let Some(child) = self.child.as_mut()
@@ -158,7 +158,7 @@ impl Daemon {
     }
 
     /// Any request over the socket; returns status and the JSON body (`Null` when not JSON).
-    pub async fn request(&self, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
+    pub(crate) async fn request(&self, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
         let mut req = self.client.request(method, Self::url(path));
         if let Some(body) = body {
             req = req.json(&body);
@@ -169,20 +169,20 @@ impl Daemon {
         (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
     }
 
-    pub async fn get(&self, path: &str) -> (StatusCode, Value) {
+    pub(crate) async fn get(&self, path: &str) -> (StatusCode, Value) {
         self.request(Method::GET, path, None).await
     }
 
-    pub async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
+    pub(crate) async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
         self.request(Method::POST, path, Some(body)).await
     }
 
-    pub async fn put(&self, path: &str, body: Value) -> (StatusCode, Value) {
+    pub(crate) async fn put(&self, path: &str, body: Value) -> (StatusCode, Value) {
         self.request(Method::PUT, path, Some(body)).await
     }
 
     /// Raw bytes over a fresh socket connection; returns everything read until close.
-    pub async fn raw(&self, request: &[u8]) -> String {
+    pub(crate) async fn raw(&self, request: &[u8]) -> String {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let mut stream = tokio::net::UnixStream::connect(&self.socket).await.unwrap();
         stream.write_all(request).await.unwrap();
@@ -192,7 +192,7 @@ impl Daemon {
     }
 
     /// Sends a signal and waits for the process to exit.
-    pub async fn stop_with(&mut self, signal: i32) -> std::process::ExitStatus {
+    pub(crate) async fn stop_with(&mut self, signal: i32) -> std::process::ExitStatus {
         let mut child = self.child.take().expect("daemon is running");
         let pid = child.id().expect("pid");
         let _ = std::process::Command::new("kill").arg(format!("-{signal}")).arg(pid.to_string()).status();
@@ -200,13 +200,13 @@ impl Daemon {
     }
 
     /// Waits for a daemon that is expected to exit on its own.
-    pub async fn wait_exit(&mut self) -> std::process::ExitStatus {
+    pub(crate) async fn wait_exit(&mut self) -> std::process::ExitStatus {
         let mut child = self.child.take().expect("daemon is running");
         tokio::time::timeout(START_DEADLINE, child.wait()).await.expect("tuicd exits").unwrap()
     }
 
     /// Stops the daemon and hands back its config dir, for a restart on the same files.
-    pub async fn into_dir(mut self) -> TempDir {
+    pub(crate) async fn into_dir(mut self) -> TempDir {
         if self.child.is_some() {
             self.stop_with(15).await;
         }
@@ -216,16 +216,16 @@ impl Daemon {
     }
 }
 
-pub const SIGTERM: i32 = 15;
-pub const SIGINT: i32 = 2;
+pub(crate) const SIGTERM: i32 = 15;
+pub(crate) const SIGINT: i32 = 2;
 
 /// A TCP port that was free a moment ago.
-pub fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 /// A self-signed certificate for `localhost` / 127.0.0.1, made with the openssl CLI.
-pub fn make_cert(dir: &Path) -> (PathBuf, PathBuf) {
+pub(crate) fn make_cert(dir: &Path) -> (PathBuf, PathBuf) {
     let cert = dir.join("cert.pem");
     let key = dir.join("key.pem");
     let status = std::process::Command::new("openssl")
@@ -245,15 +245,15 @@ pub fn make_cert(dir: &Path) -> (PathBuf, PathBuf) {
 }
 
 /// bcrypt hash at the lowest cost, so tests stay fast.
-pub fn quick_hash(password: &str) -> String {
+pub(crate) fn quick_hash(password: &str) -> String {
     bcrypt::hash(password, 4).unwrap()
 }
 
 /// Deep-merges `patch` into `base` (objects key by key): the daemon's own rule.
-pub use tuicd::config::merge::deep_merge as merge;
+pub(crate) use tuicd::deep_merge as merge;
 
 /// Reads SSE messages as (id, event, data) until `stop` says enough.
-pub async fn read_events(
+pub(crate) async fn read_events(
     response: reqwest::Response,
     stop: impl Fn(&[(u64, String, Value)]) -> bool,
 ) -> Vec<(u64, String, Value)> {

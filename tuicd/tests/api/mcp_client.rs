@@ -8,20 +8,20 @@ use serde_json::{Value, json};
 
 use crate::harness::Daemon;
 
-pub struct Reply {
+pub(crate) struct Reply {
     pub status: StatusCode,
     pub headers: HeaderMap,
     pub body: Value,
 }
 
 impl Reply {
-    pub fn session(&self) -> Option<String> {
+    pub(crate) fn session(&self) -> Option<String> {
         self.headers.get("mcp-session-id").map(|v| v.to_str().unwrap().to_owned())
     }
 }
 
 /// POSTs raw bytes to /mcp with extra headers.
-pub async fn post_raw(daemon: &Daemon, body: impl Into<reqwest::Body>, headers: &[(&str, &str)]) -> Reply {
+pub(crate) async fn post_raw(daemon: &Daemon, body: impl Into<reqwest::Body>, headers: &[(&str, &str)]) -> Reply {
     let mut req = daemon
         .client
         .post(Daemon::url("/mcp"))
@@ -38,19 +38,19 @@ pub async fn post_raw(daemon: &Daemon, body: impl Into<reqwest::Body>, headers: 
     Reply { status, headers, body: serde_json::from_slice(&bytes).unwrap_or(Value::Null) }
 }
 
-pub async fn rpc(daemon: &Daemon, method: &str, params: Value, headers: &[(&str, &str)]) -> Reply {
+pub(crate) async fn rpc(daemon: &Daemon, method: &str, params: Value, headers: &[(&str, &str)]) -> Reply {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
     post_raw(daemon, body.to_string(), headers).await
 }
 
-pub async fn initialize(daemon: &Daemon, headers: &[(&str, &str)]) -> Reply {
+pub(crate) async fn initialize(daemon: &Daemon, headers: &[(&str, &str)]) -> Reply {
     let params = json!({"protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "api-test", "version": "1"}});
     rpc(daemon, "initialize", params, headers).await
 }
 
 /// Calls a tool; returns `(isError, the JSON inside the text content)`.
-pub async fn call_as(daemon: &Daemon, tool: &str, args: Value, headers: &[(&str, &str)]) -> (bool, Value) {
+pub(crate) async fn call_as(daemon: &Daemon, tool: &str, args: Value, headers: &[(&str, &str)]) -> (bool, Value) {
     let reply = rpc(daemon, "tools/call", json!({"name": tool, "arguments": args}), headers).await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.body);
     let result = &reply.body["result"];
@@ -59,19 +59,19 @@ pub async fn call_as(daemon: &Daemon, tool: &str, args: Value, headers: &[(&str,
     (result["isError"] == json!(true), serde_json::from_str(text).expect("compact JSON text"))
 }
 
-pub async fn call(daemon: &Daemon, tool: &str, args: Value) -> (bool, Value) {
+pub(crate) async fn call(daemon: &Daemon, tool: &str, args: Value) -> (bool, Value) {
     call_as(daemon, tool, args, &[]).await
 }
 
 /// Calls a tool that must succeed.
-pub async fn ok(daemon: &Daemon, tool: &str, args: Value) -> Value {
+pub(crate) async fn ok(daemon: &Daemon, tool: &str, args: Value) -> Value {
     let (is_error, value) = call(daemon, tool, args.clone()).await;
     assert!(!is_error, "{tool} {args} failed: {value}");
     value
 }
 
 /// Calls a tool that must fail; returns its error sentence.
-pub async fn fails(daemon: &Daemon, tool: &str, args: Value) -> String {
+pub(crate) async fn fails(daemon: &Daemon, tool: &str, args: Value) -> String {
     let (is_error, value) = call(daemon, tool, args.clone()).await;
     assert!(is_error, "{tool} {args} should have failed: {value}");
     value["error"].as_str().unwrap().to_owned()
@@ -79,7 +79,7 @@ pub async fn fails(daemon: &Daemon, tool: &str, args: Value) -> String {
 
 /// Opens `GET /mcp` for `session` and waits for its opening comment: from then on the stream
 /// misses nothing.
-pub async fn open_stream(
+pub(crate) async fn open_stream(
     daemon: &Daemon,
     session: &str,
 ) -> impl futures_util::Stream<Item = reqwest::Result<bytes::Bytes>> + Unpin + use<> {
@@ -101,7 +101,7 @@ pub async fn open_stream(
 }
 
 /// Reads `stream` until `needle` has arrived, failing with `what` after the deadline.
-pub async fn read_until(
+pub(crate) async fn read_until(
     stream: &mut (impl futures_util::Stream<Item = reqwest::Result<bytes::Bytes>> + Unpin),
     needle: &str,
     what: &str,

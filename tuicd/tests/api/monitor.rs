@@ -63,16 +63,13 @@ async fn capture_records_both_directions_with_their_boundaries() {
     assert!(state["files"][&id].as_u64().unwrap() > 8, "{state}");
     let path = std::path::Path::new(state["directory"].as_str().unwrap()).join(format!("{id}.tcap"));
     let bytes = std::fs::read(path).unwrap();
-    let records = tuicd::session::capture::decode(&bytes).expect("a valid .tcap file");
-    let input: Vec<&[u8]> = records
-        .iter()
-        .filter(|r| r.direction == tuicd::session::capture::Direction::Input)
-        .map(|r| r.data.as_slice())
-        .collect();
+    let records = tuicd::capture::decode(&bytes).expect("a valid .tcap file");
+    let input: Vec<&[u8]> =
+        records.iter().filter(|r| r.direction == tuicd::capture::Direction::Input).map(|r| r.data.as_slice()).collect();
     assert_eq!(input, [b"echo captured-$((1+1))\n".as_slice()]);
     let output: Vec<u8> = records
         .iter()
-        .filter(|r| r.direction == tuicd::session::capture::Direction::Output)
+        .filter(|r| r.direction == tuicd::capture::Direction::Output)
         .flat_map(|r| r.data.clone())
         .collect();
     assert!(String::from_utf8_lossy(&output).contains("captured-2"));

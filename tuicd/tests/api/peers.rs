@@ -10,7 +10,7 @@ use crate::harness::*;
 use crate::mcp_client::*;
 
 /// One MCP client (a bridge): its protocol session and, inside a terminal, its `x-tuic-session`.
-pub struct Peer<'a> {
+pub(crate) struct Peer<'a> {
     pub daemon: &'a Daemon,
     pub session: String,
     pub tuic_session: Option<String>,
@@ -18,16 +18,16 @@ pub struct Peer<'a> {
 
 impl<'a> Peer<'a> {
     /// Initializes a headerless (external) client.
-    pub async fn external(daemon: &'a Daemon) -> Self {
+    pub(crate) async fn external(daemon: &'a Daemon) -> Self {
         Self::connect(daemon, None, json!({})).await
     }
 
     /// Initializes a bridge running inside the terminal whose `TUIC_SESSION` is `tuic_session`.
-    pub async fn in_terminal(daemon: &'a Daemon, tuic_session: &str) -> Self {
+    pub(crate) async fn in_terminal(daemon: &'a Daemon, tuic_session: &str) -> Self {
         Self::connect(daemon, Some(tuic_session), json!({})).await
     }
 
-    pub async fn connect(daemon: &'a Daemon, tuic_session: Option<&str>, capabilities: Value) -> Self {
+    pub(crate) async fn connect(daemon: &'a Daemon, tuic_session: Option<&str>, capabilities: Value) -> Self {
         let params = json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
             "clientInfo": {"name": "peer-test", "version": "1"}});
         let headers: Vec<(&str, &str)> = tuic_session.iter().map(|t| ("x-tuic-session", *t)).collect();
@@ -37,7 +37,7 @@ impl<'a> Peer<'a> {
     }
 
     /// Calls the `agent` tool; returns `(isError, result)`.
-    pub async fn agent(&self, args: Value) -> (bool, Value) {
+    pub(crate) async fn agent(&self, args: Value) -> (bool, Value) {
         let mut headers = vec![("mcp-session-id", self.session.as_str())];
         if let Some(t) = &self.tuic_session {
             headers.push(("x-tuic-session", t.as_str()));
@@ -45,29 +45,29 @@ impl<'a> Peer<'a> {
         call_as(self.daemon, "agent", args, &headers).await
     }
 
-    pub async fn ok(&self, args: Value) -> Value {
+    pub(crate) async fn ok(&self, args: Value) -> Value {
         let (is_error, value) = self.agent(args.clone()).await;
         assert!(!is_error, "agent {args} failed: {value}");
         value
     }
 
-    pub async fn fails(&self, args: Value) -> String {
+    pub(crate) async fn fails(&self, args: Value) -> String {
         let (is_error, value) = self.agent(args.clone()).await;
         assert!(is_error, "agent {args} should have failed: {value}");
         value["error"].as_str().unwrap().to_owned()
     }
 
-    pub async fn register(&self, extra: Value) -> Value {
+    pub(crate) async fn register(&self, extra: Value) -> Value {
         let mut args = json!({"action": "register"});
         merge(&mut args, extra);
         self.ok(args).await
     }
 
-    pub async fn send(&self, to: &str, message: &str) -> Value {
+    pub(crate) async fn send(&self, to: &str, message: &str) -> Value {
         self.ok(json!({"action": "send", "to": to, "message": message})).await
     }
 
-    pub async fn inbox(&self, since: Option<u64>) -> Value {
+    pub(crate) async fn inbox(&self, since: Option<u64>) -> Value {
         let mut args = json!({"action": "inbox"});
         if let Some(since) = since {
             args["since"] = json!(since);
@@ -75,21 +75,21 @@ impl<'a> Peer<'a> {
         self.ok(args).await
     }
 
-    pub async fn wait(&self, timeout_ms: u64) -> Value {
+    pub(crate) async fn wait(&self, timeout_ms: u64) -> Value {
         self.ok(json!({"action": "wait", "timeout_ms": timeout_ms})).await
     }
 
-    pub async fn list_peers(&self) -> Vec<Value> {
+    pub(crate) async fn list_peers(&self) -> Vec<Value> {
         self.ok(json!({"action": "list_peers"})).await["peers"].as_array().unwrap().clone()
     }
 }
 
-pub fn contents(page: &Value) -> Vec<String> {
+pub(crate) fn contents(page: &Value) -> Vec<String> {
     page["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap().to_owned()).collect()
 }
 
 /// Creates a plain shell session over REST; returns (session_id, tuic_session, alias).
-pub async fn shell_session(daemon: &Daemon) -> (String, String, String) {
+pub(crate) async fn shell_session(daemon: &Daemon) -> (String, String, String) {
     let (status, created) = daemon.post("/sessions", json!({"shell": "/bin/sh", "cwd": daemon.dir.path()})).await;
     assert_eq!(status, reqwest::StatusCode::CREATED, "{created}");
     let field = |k: &str| created[k].as_str().unwrap().to_owned();

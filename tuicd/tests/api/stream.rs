@@ -9,7 +9,7 @@ use crate::session_util::{create_id, wait_exited, write};
 
 type Socket = tokio_tungstenite::WebSocketStream<tokio::net::UnixStream>;
 
-pub async fn connect(daemon: &Daemon, path: &str) -> Socket {
+pub(crate) async fn connect(daemon: &Daemon, path: &str) -> Socket {
     let stream = tokio::net::UnixStream::connect(&daemon.socket).await.unwrap();
     let (socket, response) = tokio_tungstenite::client_async(format!("ws://tuic{path}"), stream).await.unwrap();
     assert_eq!(response.status(), 101);

@@ -8,12 +8,12 @@
 
 mod table;
 
-pub use table::ADAPTERS;
+pub(crate) use table::ADAPTERS;
 
 /// A test over one screen row, applied after the row's box borders and surrounding whitespace
 /// are removed (see [`normalise_row`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RowRule {
+pub(crate) enum RowRule {
     /// The row contains this text.
     Contains(&'static str),
     /// The row starts with this text.
@@ -26,7 +26,7 @@ pub enum RowRule {
 
 /// How `agent action=spawn` hands the initial prompt to the agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PromptDelivery {
+pub(crate) enum PromptDelivery {
     /// The prompt is the final positional argument.
     Argv,
     /// A prefill-only TUI: the prompt is injected through the PTY once the ready prompt shows.
@@ -35,15 +35,13 @@ pub enum PromptDelivery {
 
 /// When a submitted text is wrapped in bracketed paste.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Paste {
-    Never,
+pub(crate) enum Paste {
     Multiline,
-    Always,
 }
 
 /// The byte recipe that submits a line to this agent's composer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SubmitRecipe {
+pub(crate) struct SubmitRecipe {
     /// Send Ctrl-U first, so a stray partial composer cannot prefix the text.
     pub clear_first: bool,
     pub paste: Paste,
@@ -54,7 +52,7 @@ pub struct SubmitRecipe {
 
 /// Everything tuicd knows about one agent CLI.
 #[derive(Debug, Clone, Copy)]
-pub struct Adapter {
+pub(crate) struct Adapter {
     /// The wire `agent_type`.
     pub id: &'static str,
     pub name: &'static str,
@@ -80,7 +78,7 @@ pub struct Adapter {
 
 impl RowRule {
     /// Tests an already normalised row.
-    pub fn matches(&self, row: &str) -> bool {
+    pub(crate) fn matches(&self, row: &str) -> bool {
         match *self {
             RowRule::Contains(text) => row.contains(text),
             RowRule::Prefix(text) => row.starts_with(text),
@@ -96,55 +94,45 @@ impl RowRule {
 }
 
 /// Whether any rule matches the row.
-pub fn any_match(rules: &[RowRule], row: &str) -> bool {
+pub(crate) fn any_match(rules: &[RowRule], row: &str) -> bool {
     rules.iter().any(|rule| rule.matches(row))
 }
 
 const BORDERS: &[char] = &['│', '┃', '║', '▌', '▎', '|'];
 
 /// The row without surrounding whitespace and one box border on each side.
-pub fn normalise_row(row: &str) -> &str {
+pub(crate) fn normalise_row(row: &str) -> &str {
     let s = row.trim();
     let s = s.strip_prefix(BORDERS).map_or(s, str::trim_start);
     s.strip_suffix(BORDERS).map_or(s, str::trim_end)
 }
 
 /// A row of nothing but box-drawing and rule characters (or nothing at all).
-pub fn is_border(row: &str) -> bool {
+pub(crate) fn is_border(row: &str) -> bool {
     row.chars().all(|c| c.is_whitespace() || ('\u{2500}'..='\u{257f}').contains(&c) || "▔▁-=_".contains(c))
 }
 
 /// The adapter whose wire id is `id`.
-pub fn by_id(id: &str) -> Option<&'static Adapter> {
+pub(crate) fn by_id(id: &str) -> Option<&'static Adapter> {
     ADAPTERS.iter().find(|adapter| adapter.id == id)
 }
 
 /// The adapter for an executable, by its file name (`/usr/bin/claude`, `codex.exe`).
-pub fn by_binary(program: &str) -> Option<&'static Adapter> {
+pub(crate) fn by_binary(program: &str) -> Option<&'static Adapter> {
     let file = program.rsplit(['/', '\\']).next().unwrap_or(program);
     let file = file.strip_suffix(".exe").unwrap_or(file);
     ADAPTERS.iter().find(|adapter| adapter.binaries.contains(&file))
 }
 
-impl Adapter {
-    /// The bytes to write for submitting `text`, split where the recipe pauses: write the first
-    /// part, wait `enter_gap_ms`, write the second. The writer must be held across both.
-    pub fn submit_bytes(&self, text: &str) -> (Vec<u8>, &'static [u8]) {
-        self.submit.frame(text)
-    }
-}
-
 impl SubmitRecipe {
     /// See [`Adapter::submit_bytes`].
-    pub fn frame(&self, text: &str) -> (Vec<u8>, &'static [u8]) {
+    pub(crate) fn frame(&self, text: &str) -> (Vec<u8>, &'static [u8]) {
         let mut first = Vec::with_capacity(text.len() + 16);
         if self.clear_first {
             first.push(0x15);
         }
         let paste = match self.paste {
-            Paste::Never => false,
             Paste::Multiline => text.contains('\n'),
-            Paste::Always => true,
         };
         if paste {
             first.extend_from_slice(b"\x1b[200~");
@@ -186,10 +174,10 @@ mod tests {
     fn a_prefill_only_agent_gets_the_framed_multiline_submit() {
         let codex = by_id("codex").unwrap();
         assert_eq!(codex.prompt_delivery, PromptDelivery::Deferred);
-        let (first, enter) = codex.submit_bytes("fix it\nplease");
+        let (first, enter) = codex.submit.frame("fix it\nplease");
         assert_eq!(first, b"\x15\x1b[200~fix it\nplease\x1b[201~");
         assert_eq!(enter, b"\r");
-        assert_eq!(codex.submit_bytes("one line").0, b"\x15one line");
+        assert_eq!(codex.submit.frame("one line").0, b"\x15one line");
     }
 
     #[test]

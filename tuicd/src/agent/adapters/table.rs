@@ -30,7 +30,7 @@ const fn generic(id: &'static str, name: &'static str, binaries: &'static [&'sta
     }
 }
 
-pub static ADAPTERS: &[Adapter] = &[
+pub(crate) static ADAPTERS: &[Adapter] = &[
     // Claude Code (Ink). Working: `✢ Reading files… (12s · esc to interrupt)`; the finished
     // summary `✻ Worked for 1m 25s` has no ellipsis and is not working. Composer: `> ` or `❯ `
     // inside a box (1.x) or between two rules (2.x), with a footer under it.

@@ -8,9 +8,9 @@
 //! line or OSC is dropped up to its end, never grown.
 
 mod osc;
-pub mod text;
+pub(crate) mod text;
 
-pub use osc::{HookState, Marker};
+pub(crate) use osc::{HookState, Marker};
 use text::{SuggestParse, parse_intent, parse_suggest};
 
 use crate::limits::{MARKER_LINE_MAX_BYTES, MARKER_OSC_MAX_BYTES, SUGGEST_WRAP_MAX_BYTES, SUGGEST_WRAP_MAX_LINES};
@@ -34,7 +34,7 @@ enum Mode {
 
 /// Streaming marker finder; one per session.
 #[derive(Debug)]
-pub struct MarkerParser {
+pub(crate) struct MarkerParser {
     mode: Mode,
     line: Vec<u8>,
     line_overflow: bool,
@@ -47,7 +47,7 @@ pub struct MarkerParser {
 
 /// What one chunk held besides its markers.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct FeedStats {
+pub(crate) struct FeedStats {
     /// Printable bytes (text the user would see), excluding escape sequences and controls.
     pub printable: usize,
 }
@@ -59,7 +59,7 @@ impl Default for MarkerParser {
 }
 
 impl MarkerParser {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             mode: Mode::Ground,
             line: Vec::with_capacity(256),
@@ -72,7 +72,7 @@ impl MarkerParser {
     }
 
     /// Scans one chunk, appending the markers it completes to `out` in stream order.
-    pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<Marker>) -> FeedStats {
+    pub(crate) fn feed(&mut self, bytes: &[u8], out: &mut Vec<Marker>) -> FeedStats {
         let mut stats = FeedStats::default();
         let mut i = 0;
         while i < bytes.len() {

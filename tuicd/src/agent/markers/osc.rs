@@ -18,7 +18,7 @@ use super::text::{clean_items, intent_from};
 
 /// The agent's own word on its state (OSC 7770 `state=`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HookState {
+pub(crate) enum HookState {
     Busy,
     Idle,
     Awaiting,
@@ -26,7 +26,7 @@ pub enum HookState {
 
 /// One explicit signal found in the output.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Marker {
+pub(crate) enum Marker {
     /// OSC 133;A: the shell shows its prompt.
     Prompt,
     /// OSC 133;B: the command line begins (the user is typing).
@@ -54,7 +54,7 @@ pub enum Marker {
 }
 
 /// Appends the markers one OSC payload carries.
-pub fn dispatch(payload: &[u8], out: &mut Vec<Marker>) {
+pub(super) fn dispatch(payload: &[u8], out: &mut Vec<Marker>) {
     let payload = String::from_utf8_lossy(payload);
     let (code, rest) = payload.split_once(';').unwrap_or((&payload, ""));
     match code {

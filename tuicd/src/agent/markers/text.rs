@@ -19,7 +19,7 @@ const BULLETS: &[char] = &['⏺', '●', '•', '✦', '◆', '▌', '┃', '⎿
 
 /// Result of looking for a suggestion marker on one (possibly joined) line.
 #[derive(Debug, PartialEq, Eq)]
-pub enum SuggestParse {
+pub(crate) enum SuggestParse {
     Complete(Vec<String>),
     /// `suggest: [` without its `]` yet: the next line may continue it.
     Open,
@@ -28,7 +28,7 @@ pub enum SuggestParse {
 
 /// The line without its leading whitespace, box border and one agent bullet, and without a
 /// trailing box border.
-pub fn strip_decoration(line: &str) -> &str {
+pub(crate) fn strip_decoration(line: &str) -> &str {
     let mut s = line.trim_start();
     if let Some(rest) = s.strip_prefix('│') {
         s = rest.trim_start();
@@ -40,7 +40,7 @@ pub fn strip_decoration(line: &str) -> &str {
     s.strip_suffix('│').map_or(s, str::trim_end)
 }
 
-pub fn parse_suggest(line: &str) -> SuggestParse {
+pub(crate) fn parse_suggest(line: &str) -> SuggestParse {
     let s = strip_decoration(line);
     let Some(rest) = s.strip_prefix("suggest:") else { return SuggestParse::No };
     let Some(body) = rest.trim_start().strip_prefix('[') else { return SuggestParse::No };
@@ -55,13 +55,13 @@ pub fn parse_suggest(line: &str) -> SuggestParse {
 }
 
 /// `a | b | c` into items; see [`clean_items`].
-pub fn split_items(body: &str, min: usize) -> Option<Vec<String>> {
+pub(crate) fn split_items(body: &str, min: usize) -> Option<Vec<String>> {
     clean_items(body.split('|').map(str::to_owned).collect(), min)
 }
 
 /// Items with their whitespace collapsed and cut to [`SUGGEST_ITEM_MAX_CHARS`]; `None` when one
 /// is empty or the count is outside `min..=SUGGEST_MAX_ITEMS`.
-pub fn clean_items(items: Vec<String>, min: usize) -> Option<Vec<String>> {
+pub(crate) fn clean_items(items: Vec<String>, min: usize) -> Option<Vec<String>> {
     let items: Vec<String> = items
         .iter()
         .map(|item| cut(item.split_whitespace().collect::<Vec<_>>().join(" "), SUGGEST_ITEM_MAX_CHARS))
@@ -72,7 +72,7 @@ pub fn clean_items(items: Vec<String>, min: usize) -> Option<Vec<String>> {
     Some(items)
 }
 
-pub fn parse_intent(line: &str) -> Option<Intent> {
+pub(crate) fn parse_intent(line: &str) -> Option<Intent> {
     let rest = strip_decoration(line).strip_prefix("intent:")?.trim();
     if rest.is_empty() {
         return None;
@@ -81,7 +81,7 @@ pub fn parse_intent(line: &str) -> Option<Intent> {
 }
 
 /// Builds an intent from its text, taking a trailing `(title)` when no title was given apart.
-pub fn intent_from(text: &str, title: Option<&str>) -> Intent {
+pub(crate) fn intent_from(text: &str, title: Option<&str>) -> Intent {
     let text = text.trim();
     if let Some(title) = title.map(str::trim).filter(|t| !t.is_empty()) {
         return Intent {

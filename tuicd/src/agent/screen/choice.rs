@@ -27,7 +27,7 @@ pub(super) struct OptionRow {
 }
 
 /// Finds a numbered choice dialog in `rows` (the bottom of the screen, top to bottom).
-pub fn numbered_choice(rows: &[&str]) -> Option<ChoicePrompt> {
+pub(crate) fn numbered_choice(rows: &[&str]) -> Option<ChoicePrompt> {
     let rows: Vec<&str> = rows.iter().map(|r| normalise_row(r)).collect();
     let last = rows.iter().rposition(|r| option_row(r).is_some())?;
     let first = (0..=last).rev().take_while(|&i| option_row(rows[i]).is_some()).last()?;
@@ -61,7 +61,7 @@ pub fn numbered_choice(rows: &[&str]) -> Option<ChoicePrompt> {
 }
 
 /// Parses a letter prompt row: `Add foo.py to the chat? (Y)es/(N)o/(A)ll [Yes]:`.
-pub fn letter_choice(row: &str) -> ChoicePrompt {
+pub(crate) fn letter_choice(row: &str) -> ChoicePrompt {
     let row = normalise_row(row);
     let title = row.find(" (").map_or(row, |at| &row[..at]).trim().to_owned();
     let default = row.rfind('[').and_then(|at| row[at + 1..].split(']').next()).unwrap_or("").to_lowercase();

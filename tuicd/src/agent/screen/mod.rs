@@ -6,7 +6,7 @@
 mod choice;
 mod question;
 
-pub use choice::{letter_choice, numbered_choice};
+pub(crate) use choice::{letter_choice, numbered_choice};
 
 use super::adapters::{Adapter, any_match, is_border, normalise_row};
 use super::event::{ChoicePrompt, Intent};
@@ -27,14 +27,14 @@ pub struct Screen<'a> {
 
 /// A confident question read from the screen.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScreenQuestion {
+pub(crate) struct ScreenQuestion {
     pub prompt_text: String,
     pub choice: ChoicePrompt,
 }
 
 /// What the screen says about the agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     Question(ScreenQuestion),
     Working,
     Ready,
@@ -50,7 +50,7 @@ fn bottom<'a>(screen: &Screen<'a>) -> (usize, Vec<&'a str>) {
 }
 
 /// Classifies the screen for `adapter`.
-pub fn read(adapter: &Adapter, screen: &Screen<'_>) -> Verdict {
+pub(crate) fn read(adapter: &Adapter, screen: &Screen<'_>) -> Verdict {
     let (start, rows) = bottom(screen);
     // A status bar under a dialog is the adapter's chrome, not text that turns the options into prose.
     let without_chrome: Vec<&str> =
@@ -85,7 +85,7 @@ pub fn read(adapter: &Adapter, screen: &Screen<'_>) -> Verdict {
 
 /// The row that makes the last rows look like a question although no confident form matched
 /// (see [`question`]). A ready composer at the bottom asks for free text: nothing above it counts.
-pub fn suspected_question(adapter: &Adapter, screen: &Screen<'_>) -> Option<String> {
+pub(crate) fn suspected_question(adapter: &Adapter, screen: &Screen<'_>) -> Option<String> {
     let (_, rows) = bottom(screen);
     let rows = content_rows(adapter, &rows);
     if rows.last().is_some_and(|row| any_match(adapter.ready, row)) {
@@ -104,21 +104,21 @@ fn content_rows<'a>(adapter: &Adapter, rows: &[&'a str]) -> Vec<&'a str> {
 
 /// Rows that change without being output: the adapter's chrome, working and ready rows, and
 /// borders. Movement in any other row is real output.
-pub fn is_chrome(adapter: &Adapter, row: &str) -> bool {
+pub(crate) fn is_chrome(adapter: &Adapter, row: &str) -> bool {
     let row = normalise_row(row);
     is_border(row) || any_match(adapter.chrome, row) || any_match(adapter.working, row) || any_match(adapter.ready, row)
 }
 
 /// The plain-text markers visible on a screen.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct ScreenMarkers {
+pub(crate) struct ScreenMarkers {
     /// Every complete `suggest: [ ... ]` marker, top to bottom (soft-wrapped rows joined).
     pub suggests: Vec<Vec<String>>,
     /// The bottom-most `intent:` line: the latest one.
     pub intent: Option<Intent>,
 }
 
-pub fn markers(rows: &[String]) -> ScreenMarkers {
+pub(crate) fn markers(rows: &[String]) -> ScreenMarkers {
     let mut found = ScreenMarkers::default();
     let mut i = 0;
     while i < rows.len() {

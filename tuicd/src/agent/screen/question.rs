@@ -21,7 +21,7 @@ const SUSPECT_ROWS: usize = 3;
 const YES_NO: &[&str] = &["[y/n]", "(y/n)", "[yes/no]", "(yes/no)", "[y/n/a]"];
 
 /// A question in plain form on the last rows, when its form leaves no doubt.
-pub fn plain_question(rows: &[&str]) -> Option<ScreenQuestion> {
+pub(super) fn plain_question(rows: &[&str]) -> Option<ScreenQuestion> {
     let last = *rows.last()?;
     if let Some(question) = yes_no(last) {
         return Some(question);
@@ -51,7 +51,7 @@ pub fn plain_question(rows: &[&str]) -> Option<ScreenQuestion> {
 }
 
 /// The row that makes the last rows look like a question, when no confident form matched.
-pub fn suspected_question(rows: &[&str]) -> Option<String> {
+pub(super) fn suspected_question(rows: &[&str]) -> Option<String> {
     let tail = &rows[rows.len().saturating_sub(SUSPECT_ROWS)..];
     let last = *tail.last()?;
     if asks_plainly(last) {

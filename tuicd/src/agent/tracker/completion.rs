@@ -19,7 +19,7 @@
 const MARKER_MEMORY: usize = 64;
 
 #[derive(Debug, Default)]
-pub struct Completion {
+pub(super) struct Completion {
     completed_epoch: Option<u64>,
     suggestions: Vec<String>,
     /// Markers seen in the current turn, with the most copies in view at once.
@@ -28,23 +28,23 @@ pub struct Completion {
 }
 
 impl Completion {
-    pub fn is_completed(&self, epoch: u64) -> bool {
+    pub(super) fn is_completed(&self, epoch: u64) -> bool {
         self.completed_epoch == Some(epoch)
     }
 
     /// The suggestions of the marker that completed `epoch`.
-    pub fn suggestions(&self, epoch: u64) -> Option<&[String]> {
+    pub(super) fn suggestions(&self, epoch: u64) -> Option<&[String]> {
         self.is_completed(epoch).then_some(self.suggestions.as_slice())
     }
 
     /// An OSC 7770 `suggest=` marker; returns it when it completes `epoch` now.
-    pub fn on_explicit_marker(&mut self, items: Vec<String>, epoch: u64) -> Option<Vec<String>> {
+    pub(super) fn on_explicit_marker(&mut self, items: Vec<String>, epoch: u64) -> Option<Vec<String>> {
         remember(&mut self.this_turn, &items, 1);
         self.complete(items, epoch)
     }
 
     /// A plain-text marker in the byte stream; returns it when it completes `epoch` now.
-    pub fn on_stream_text_marker(&mut self, items: Vec<String>, epoch: u64) -> Option<Vec<String>> {
+    pub(super) fn on_stream_text_marker(&mut self, items: Vec<String>, epoch: u64) -> Option<Vec<String>> {
         remember(&mut self.this_turn, &items, 1);
         if count_of(&self.stale, &items) > 0 {
             return None;
@@ -53,7 +53,7 @@ impl Completion {
     }
 
     /// The markers on the latest screen, top to bottom; returns one when it completes `epoch`.
-    pub fn on_screen_markers(&mut self, markers: Vec<Vec<String>>, epoch: u64) -> Option<Vec<String>> {
+    pub(super) fn on_screen_markers(&mut self, markers: Vec<Vec<String>>, epoch: u64) -> Option<Vec<String>> {
         let mut visible: Vec<(Vec<String>, usize)> = Vec::new();
         for items in markers {
             let count = count_of(&visible, &items) + 1;
@@ -67,7 +67,7 @@ impl Completion {
     }
 
     /// A new turn: every marker of the finished turn is stale from now on.
-    pub fn begin_turn(&mut self) {
+    pub(super) fn begin_turn(&mut self) {
         for (items, count) in std::mem::take(&mut self.this_turn) {
             remember(&mut self.stale, &items, count);
         }

@@ -18,14 +18,14 @@ use super::markers::{HookState, MarkerParser};
 use super::screen::{self, Screen, Verdict};
 use crate::limits::{AGENT_IDLE, AGENT_READY_CONFIRM, INPUT_ECHO_WINDOW, SHELL_IDLE, USER_INPUT_EVENT_MAX_CHARS};
 use completion::Completion;
-pub use readiness::Readiness;
+pub(crate) use readiness::Readiness;
 
 /// Recent intent texts; a screen still showing an older intent line must not bring it back.
 const INTENT_HISTORY: usize = 8;
 
 /// Why a submit must not write now (checked before the first byte).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SubmitRefusal {
+pub(crate) enum SubmitRefusal {
     /// A confident question or approval is open.
     AwaitingInput,
     /// The last rows look like a question, but not confidently enough to report `awaiting_input`.
@@ -53,7 +53,7 @@ struct OpenQuestion {
 
 /// One per session. See the module docs of [`crate::agent`] for the calling contract.
 #[derive(Debug)]
-pub struct AgentTracker {
+pub(crate) struct AgentTracker {
     adapter: Option<&'static Adapter>,
     markers: MarkerParser,
     input: InputLineBuffer,
@@ -86,7 +86,7 @@ pub struct AgentTracker {
 impl AgentTracker {
     /// A tracker for a session running `adapter`'s agent (it starts in `starting`), or a plain
     /// shell (`None`: no `agent_state`, only `shell_state`, markers and intent).
-    pub fn new(adapter: Option<&'static Adapter>) -> Self {
+    pub(crate) fn new(adapter: Option<&'static Adapter>) -> Self {
         Self {
             adapter,
             markers: MarkerParser::new(),
@@ -114,14 +114,14 @@ impl AgentTracker {
         }
     }
 
-    pub fn adapter(&self) -> Option<&'static Adapter> {
+    pub(crate) fn adapter(&self) -> Option<&'static Adapter> {
         self.adapter
     }
 
     /// The foreground process changed to another agent (or back to the shell, `None`). What was
     /// read through the old adapter is dropped; the new agent starts in `starting`. Leaving an
     /// agent publishes no event (there is no `agent_state` to publish): read [`Self::snapshot`].
-    pub fn set_adapter(&mut self, adapter: Option<&'static Adapter>, now: Instant) -> Vec<AgentEvent> {
+    pub(crate) fn set_adapter(&mut self, adapter: Option<&'static Adapter>, now: Instant) -> Vec<AgentEvent> {
         if adapter.map(|a| a.id) == self.adapter.map(|a| a.id) {
             return Vec::new();
         }
@@ -139,7 +139,7 @@ impl AgentTracker {
     }
 
     /// Raw bytes the child wrote, in order, as they were read.
-    pub fn on_output(&mut self, bytes: &[u8], now: Instant) -> Vec<AgentEvent> {
+    pub(crate) fn on_output(&mut self, bytes: &[u8], now: Instant) -> Vec<AgentEvent> {
         let mut found = Vec::new();
         let stats = self.markers.feed(bytes, &mut found);
         let mut events = Vec::new();
@@ -154,7 +154,7 @@ impl AgentTracker {
     }
 
     /// The screen after the latest output was applied to the terminal model.
-    pub fn on_screen(&mut self, screen: &Screen<'_>, now: Instant) -> Vec<AgentEvent> {
+    pub(crate) fn on_screen(&mut self, screen: &Screen<'_>, now: Instant) -> Vec<AgentEvent> {
         self.screens_seen = true;
         let mut events = Vec::new();
         let content: Vec<String> = match self.adapter {
@@ -181,7 +181,7 @@ impl AgentTracker {
 
     /// Bytes any writer sent to the PTY. A submitted non-empty line opens a new turn. While a
     /// dialog is on screen the keys answer it and never reach the composer.
-    pub fn on_input(&mut self, bytes: &[u8], now: Instant) -> Vec<AgentEvent> {
+    pub(crate) fn on_input(&mut self, bytes: &[u8], now: Instant) -> Vec<AgentEvent> {
         let mut events = Vec::new();
         let source = self.question.as_ref().map(|q| q.source.clone());
         if source == Some(QuestionSource::Hook) {
@@ -198,45 +198,37 @@ impl AgentTracker {
         events
     }
 
-    /// Opens a new turn epoch for input that did not pass through [`Self::on_input`]; returns it.
-    pub fn begin_turn(&mut self, now: Instant) -> (u64, Vec<AgentEvent>) {
-        self.open_turn(now);
-        let mut events = Vec::new();
-        self.settle(now, &mut events);
-        (self.turn_epoch, events)
-    }
-
     /// Advances the silence timers; call every [`crate::limits::AGENT_TICK_INTERVAL`].
-    pub fn tick(&mut self, now: Instant) -> Vec<AgentEvent> {
+    pub(crate) fn tick(&mut self, now: Instant) -> Vec<AgentEvent> {
         let mut events = Vec::new();
         self.settle(now, &mut events);
         events
     }
 
     /// The result of the latest descendant-process probe (see [`super::background`]).
-    pub fn set_background_work(&mut self, alive: bool, now: Instant) -> Vec<AgentEvent> {
+    pub(crate) fn set_background_work(&mut self, alive: bool, now: Instant) -> Vec<AgentEvent> {
         self.background_work = alive;
         let mut events = Vec::new();
         self.settle(now, &mut events);
         events
     }
 
-    pub fn turn_epoch(&self) -> u64 {
+    pub(crate) fn turn_epoch(&self) -> u64 {
         self.turn_epoch
     }
 
-    pub fn composer_state(&self) -> ComposerState {
+    pub(crate) fn composer_state(&self) -> ComposerState {
         self.input.state()
     }
 
     /// The one definition of a confirmed idle (see [`Readiness`]).
-    pub fn readiness(&self) -> Readiness {
+    pub(crate) fn readiness(&self) -> Readiness {
         self.readiness
     }
 
     /// Whether `session action=submit` (and so typed delivery) may write now: a confirmed idle
     /// with an empty composer.
-    pub fn check_submit(&self) -> Result<(), SubmitRefusal> {
+    pub(crate) fn check_submit(&self) -> Result<(), SubmitRefusal> {
         match self.readiness {
             Readiness::ConfirmedIdle => {}
             Readiness::Question { confident: true } => return Err(SubmitRefusal::AwaitingInput),
@@ -251,11 +243,11 @@ impl AgentTracker {
     }
 
     /// The canonical agent state alone (cheaper than [`Self::snapshot`]).
-    pub fn snapshot_state(&self) -> Option<AgentState> {
+    pub(crate) fn snapshot_state(&self) -> Option<AgentState> {
         self.agent_state
     }
 
-    pub fn snapshot(&self) -> AgentStatus {
+    pub(crate) fn snapshot(&self) -> AgentStatus {
         let question = self.question.as_ref();
         let suspected = self.suspected_question.as_ref().filter(|_| question.is_none());
         AgentStatus {

@@ -7,7 +7,7 @@ use super::AgentTracker;
 /// a confirmed idle, read by `session status` (`idle_confirmed`), `session action=wait
 /// until=idle`, lifecycle mail, typed delivery and `session action=submit`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Readiness {
+pub(crate) enum Readiness {
     /// Idle or completed, proven by a hook, a shell-integration prompt, the end-of-task marker or
     /// a ready prompt that stayed stable; no background work; nothing on the last rows that looks
     /// like a question.
@@ -22,7 +22,7 @@ pub enum Readiness {
 
 impl Readiness {
     /// Whether a waiter for idle wakes: the agent is done, or waits for someone to answer it.
-    pub fn settled(self) -> bool {
+    pub(crate) fn settled(self) -> bool {
         matches!(self, Readiness::ConfirmedIdle | Readiness::Question { .. })
     }
 }

@@ -100,7 +100,7 @@ fn a_fake_agent_turn_cycle_publishes_each_change_once() {
     assert_eq!(published, expected);
 }
 
-fn tracker_choice(rows: &[&str]) -> crate::agent::ChoicePrompt {
+fn tracker_choice(rows: &[&str]) -> crate::agent::event::ChoicePrompt {
     crate::agent::screen::numbered_choice(rows).unwrap()
 }
 

@@ -66,7 +66,7 @@ pub(super) struct Fields<'a> {
 impl<'a> Fields<'a> {
     /// Params were read as [`CallParams`] for a `method` that a later duplicate replaced: the
     /// caller must read the body again as a `Value` (see [`from_value`]).
-    pub fn call_params_misread(&self) -> bool {
+    pub(super) fn call_params_misread(&self) -> bool {
         let call = matches!(self.params, Some(Ok(Params::Call(_))));
         call && !matches!(&self.method, Some(Member::Str(m)) if m == TOOLS_CALL)
     }

@@ -23,7 +23,7 @@ use super::{Reply, ToolText};
 const ENVELOPE_BYTES: usize = 128;
 
 /// `{"id":<id>,"jsonrpc":"2.0","result":<result>}`.
-pub fn result_body(id: &Value, result: &Reply) -> Vec<u8> {
+pub(crate) fn result_body(id: &Value, result: &Reply) -> Vec<u8> {
     let capacity = match result {
         Reply::Value(_) => ENVELOPE_BYTES,
         Reply::Tool(tool) => tool.as_escaped().len() + ENVELOPE_BYTES,
@@ -58,7 +58,7 @@ fn write_value(out: &mut Vec<u8>, value: &Value) {
 
 /// `value` as compact JSON, escaped as the inside of a JSON string: the bytes of
 /// `serde_json::to_string(&serde_json::to_string(value)?)` without the outer quotes, in one pass.
-pub fn escaped_json<T: Serialize + ?Sized>(value: &T) -> Result<String, serde_json::Error> {
+pub(crate) fn escaped_json<T: Serialize + ?Sized>(value: &T) -> Result<String, serde_json::Error> {
     let mut out = Vec::with_capacity(ENVELOPE_BYTES);
     value.serialize(&mut serde_json::Serializer::with_formatter(&mut out, InString))?;
     // Only ASCII was added to serde_json's UTF-8 output.
@@ -66,13 +66,13 @@ pub fn escaped_json<T: Serialize + ?Sized>(value: &T) -> Result<String, serde_js
 }
 
 /// `text` escaped as the inside of a JSON string (`serde_json`'s escaping).
-pub fn escape(text: &str) -> String {
+pub(super) fn escape(text: &str) -> String {
     let quoted = serde_json::to_string(text).unwrap_or_default();
     quoted.get(1..quoted.len().saturating_sub(1)).unwrap_or_default().to_owned()
 }
 
 /// The inverse of [`escape`].
-pub fn unescape(escaped: &str) -> String {
+pub(super) fn unescape(escaped: &str) -> String {
     serde_json::from_str(&format!("\"{escaped}\"")).unwrap_or_default()
 }
 

@@ -10,11 +10,13 @@ use super::{Answer, CallContext, ToolError, ToolFuture, to_value};
 
 /// One action of a tool.
 #[derive(Debug)]
-pub struct ActionDef {
+pub(crate) struct ActionDef {
     pub name: &'static str,
     /// Refused to remote (non-loopback) callers before the handler runs.
     pub loopback_only: bool,
     /// Runs on the blocking pool or waits for a long time (a process spawn, a disk write, a wait).
+    /// Read by the docs check, which holds docs/mcp.md's `(blocks)` marks to it.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub blocks: bool,
     /// The schema of the action's typed parameters.
     pub schema: fn() -> Schema,
@@ -24,7 +26,7 @@ pub struct ActionDef {
 
 /// What a handler may answer: any `Serialize` type (a typed answer, or `Value` where the answer
 /// is genuinely open), or an [`Answer`] already shaped by the tool.
-pub trait Reply {
+pub(crate) trait Reply {
     fn into_answer(self) -> Result<Answer, ToolError>;
 }
 
@@ -73,4 +75,4 @@ pub(crate) use action;
 /// Parameters of an action that takes none.
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct NoParams {}
+pub(crate) struct NoParams {}

@@ -5,13 +5,13 @@
 //! ([`schema`]), the `action` enum and dispatch all come from those declarations. Tool failures are results with `isError: true` and `{"error": ...}` in
 //! their text; unknown or disabled tools are JSON-RPC `-32602` protocol errors.
 
-pub mod action;
-pub mod agent;
-pub mod progress;
-pub mod repo;
-pub mod schema;
-pub mod session;
-pub mod task;
+pub(crate) mod action;
+pub(crate) mod agent;
+pub(crate) mod progress;
+pub(crate) mod repo;
+pub(crate) mod schema;
+pub(crate) mod session;
+pub(crate) mod task;
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -23,24 +23,24 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use super::model::RpcError;
-pub use super::model::ToolText;
+pub(crate) use super::model::ToolText;
 use crate::config::AppConfig;
 use crate::http::Caller;
 use crate::state::App;
 
-pub type ToolFuture = Pin<Box<dyn Future<Output = Result<Answer, ToolError>> + Send>>;
+pub(crate) type ToolFuture = Pin<Box<dyn Future<Output = Result<Answer, ToolError>> + Send>>;
 
 /// What a tool answered: a value, or (for hot actions) the value already printed as compact JSON
 /// escaped for the result's text block ([`crate::mcp::model::escaped_json`]), which goes in as it is.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Answer {
+pub(crate) enum Answer {
     Value(Value),
     Escaped(String),
 }
 
 /// One native tool: static data, so the registry is a plain slice.
 #[derive(Debug)]
-pub struct ToolDef {
+pub(crate) struct ToolDef {
     pub name: &'static str,
     /// What the tool is for and what its schema cannot say; never a list of its parameters.
     pub description: &'static str,
@@ -51,11 +51,11 @@ pub struct ToolDef {
 
 impl ToolDef {
     /// The `inputSchema`, derived from the actions' typed parameters.
-    pub fn input_schema(&self) -> Value {
+    pub(crate) fn input_schema(&self) -> Value {
         schema::merge(self)
     }
 
-    pub fn action_names(&self) -> Vec<&'static str> {
+    pub(crate) fn action_names(&self) -> Vec<&'static str> {
         self.actions.iter().map(|a| a.name).collect()
     }
 
@@ -73,14 +73,14 @@ impl ToolDef {
 }
 
 /// Every native tool, in `tools/list` order.
-pub fn registry() -> &'static [&'static ToolDef] {
+pub(crate) fn registry() -> &'static [&'static ToolDef] {
     static REGISTRY: &[&ToolDef] = &[&session::TOOL, &agent::TOOL, &task::TOOL, &progress::TOOL, &repo::TOOL];
     REGISTRY
 }
 
 /// Who is calling a tool, and through what.
 #[derive(Debug, Clone)]
-pub struct CallContext {
+pub(crate) struct CallContext {
     pub app: App,
     pub caller: Caller,
     /// The protocol session the call came with, if any.
@@ -91,39 +91,36 @@ pub struct CallContext {
 
 impl CallContext {
     /// The identity a task is owned by: the caller's tuic_session, else its MCP session.
-    pub fn owner(&self) -> Option<String> {
+    pub(crate) fn owner(&self) -> Option<String> {
         self.tuic_session.clone().or_else(|| self.mcp_session.clone())
     }
 
     /// Refuses an action to remote callers, as a tool error that names the action.
-    pub fn require_loopback(&self, tool: &str, action: &str) -> Result<(), ToolError> {
+    pub(crate) fn require_loopback(&self, tool: &str, action: &str) -> Result<(), ToolError> {
         self.caller.require_loopback(&format!("{tool} action={action}")).map_err(|e| ToolError::new(e.to_string()))
     }
 }
 
 /// A tool that ran and failed: `{"error": message, ...extra}` with `isError: true`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ToolError(pub Map<String, Value>);
+pub(crate) struct ToolError(pub Map<String, Value>);
 
 impl ToolError {
-    pub fn new(message: impl Into<String>) -> Self {
+    pub(crate) fn new(message: impl Into<String>) -> Self {
         let mut map = Map::new();
         map.insert("error".into(), Value::String(message.into()));
         Self(map)
     }
 
-    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
+    pub(crate) fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
         self.0.insert(key.into(), value.into());
         self
     }
 
-    pub fn message(&self) -> &str {
-        self.0.get("error").and_then(Value::as_str).unwrap_or("")
-    }
 }
 
 /// Tools visible under `config`: the registry minus `disabled_native_tools`.
-pub fn enabled<'a>(registry: &'a [&'static ToolDef], config: &AppConfig) -> Vec<&'a ToolDef> {
+pub(crate) fn enabled<'a>(registry: &'a [&'static ToolDef], config: &AppConfig) -> Vec<&'a ToolDef> {
     registry
         .iter()
         .copied()
@@ -133,12 +130,12 @@ pub fn enabled<'a>(registry: &'a [&'static ToolDef], config: &AppConfig) -> Vec<
 }
 
 /// The names `tools/list` would show; a change in it is a `tools/list_changed`.
-pub fn enabled_names(config: &AppConfig) -> Vec<&'static str> {
+pub(crate) fn enabled_names(config: &AppConfig) -> Vec<&'static str> {
     enabled(registry(), config).iter().map(|t| t.name).collect()
 }
 
 /// The `tools/list` result.
-pub fn list(registry: &[&'static ToolDef], config: &AppConfig) -> Value {
+pub(crate) fn list(registry: &[&'static ToolDef], config: &AppConfig) -> Value {
     let tools: Vec<Value> = enabled(registry, config)
         .iter()
         .map(|t| json!({"name": t.name, "description": t.description, "inputSchema": t.input_schema()}))
@@ -148,7 +145,7 @@ pub fn list(registry: &[&'static ToolDef], config: &AppConfig) -> Value {
 
 /// Dispatches `tools/call`. Protocol problems (unknown or disabled tool, non-object arguments)
 /// are JSON-RPC errors; everything the tool itself reports, including a panic, is a result.
-pub async fn call(
+pub(crate) async fn call(
     registry: &[&'static ToolDef],
     ctx: CallContext,
     name: &str,
@@ -197,7 +194,7 @@ async fn dispatch(tool: &ToolDef, ctx: CallContext, mut args: Map<String, Value>
 }
 
 /// Splits `action` off the arguments and checks it against the tool's declared actions.
-pub fn take_action(tool: &str, actions: &[&str], args: &mut Map<String, Value>) -> Result<String, ToolError> {
+pub(crate) fn take_action(tool: &str, actions: &[&str], args: &mut Map<String, Value>) -> Result<String, ToolError> {
     let valid = || actions.join(", ");
     match args.remove("action") {
         Some(Value::String(a)) if actions.contains(&a.as_str()) => Ok(a),
@@ -210,7 +207,7 @@ pub fn take_action(tool: &str, actions: &[&str], args: &mut Map<String, Value>) 
 }
 
 /// Reads one action's typed parameters; errors name the field and what was expected.
-pub fn params<T: DeserializeOwned>(tool: &str, action: &str, args: Map<String, Value>) -> Result<T, ToolError> {
+pub(crate) fn params<T: DeserializeOwned>(tool: &str, action: &str, args: Map<String, Value>) -> Result<T, ToolError> {
     let value = Value::Object(args);
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
@@ -222,7 +219,7 @@ pub fn params<T: DeserializeOwned>(tool: &str, action: &str, args: Map<String, V
 
 /// Runs blocking work (PTY writes, process spawns, disk) on the blocking pool; a panic there
 /// becomes a tool error instead of taking the request task down.
-pub async fn run_blocking<T, F>(what: &'static str, work: F) -> Result<T, ToolError>
+pub(crate) async fn run_blocking<T, F>(what: &'static str, work: F) -> Result<T, ToolError>
 where
     T: Send + 'static,
     F: FnOnce() -> Result<T, ToolError> + Send + 'static,
@@ -247,7 +244,7 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
 }
 
 /// Serialises a tool's answer compactly, with optional values omitted by the types themselves.
-pub fn to_value<T: serde::Serialize>(value: &T) -> Result<Value, ToolError> {
+pub(crate) fn to_value<T: serde::Serialize>(value: &T) -> Result<Value, ToolError> {
     serde_json::to_value(value).map_err(|e| ToolError::new(format!("could not encode the result: {e}")))
 }
 

@@ -10,14 +10,14 @@ use crate::agent_runtime::journal::{Entry, now_ms};
 use crate::agent_runtime::progress::{agent_name, append, project_of};
 use crate::limits::PROGRESS_TEXT_MAX_CHARS;
 
-pub const NAME: &str = "progress";
+pub(crate) const NAME: &str = "progress";
 
-pub const DESCRIPTION: &str = "Report project progress to the journal tuicd keeps for every agent (read it back with repo action=progress_list). \
+pub(crate) const DESCRIPTION: &str = "Report project progress to the journal tuicd keeps for every agent (read it back with repo action=progress_list). \
 Call it when you finish a meaningful step or cannot continue without help. \
 Call it from inside a tuicd PTY: the project and your name come from your terminal. \
 Intent entries are recorded by tuicd from your intent: markers, not through this tool.";
 
-pub static TOOL: ToolDef = ToolDef {
+pub(crate) static TOOL: ToolDef = ToolDef {
     name: NAME,
     description: DESCRIPTION,
     takes_action: false,
@@ -26,7 +26,7 @@ pub static TOOL: ToolDef = ToolDef {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Report {
+pub(crate) struct Report {
     /// done: a step finished; blocked: you cannot continue without help.
     #[serde(rename = "type")]
     #[schemars(schema_with = "kind_schema")]

@@ -7,13 +7,13 @@ use super::action::action;
 use super::{CallContext, ToolDef, ToolError, run_blocking};
 use crate::agent_runtime::journal::{Entry, Filter};
 
-pub const NAME: &str = "repo";
+pub(crate) const NAME: &str = "repo";
 
-pub const DESCRIPTION: &str = "Repositories and their shared progress journal.
+pub(crate) const DESCRIPTION: &str = "Repositories and their shared progress journal.
 
 - progress_list: journal entries, oldest first (at most the newest 1000); ts is ms since the epoch.";
 
-pub static TOOL: ToolDef = ToolDef {
+pub(crate) static TOOL: ToolDef = ToolDef {
     name: NAME,
     description: DESCRIPTION,
     takes_action: true,
@@ -22,7 +22,7 @@ pub static TOOL: ToolDef = ToolDef {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ProgressList {
+pub(crate) struct ProgressList {
     /// Only this project (its repository root path).
     pub project: Option<String>,
     /// Only this agent's entries.

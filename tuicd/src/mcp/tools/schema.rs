@@ -14,14 +14,14 @@ use serde_json::{Map, Value, json};
 use super::ToolDef;
 
 /// Derives the schema of one action's parameters (subschemas inlined, no `$defs`).
-pub fn derive<T: JsonSchema>() -> Schema {
+pub(crate) fn derive<T: JsonSchema>() -> Schema {
     let generator = SchemaSettings::draft2020_12().with(|s| s.inline_subschemas = true).into_generator();
     generator.into_root_schema_for::<T>()
 }
 
 /// The tool's `inputSchema`. With actions: `action` (required, one of them) plus every action's
 /// properties. A tool without an `action` parameter: its one action's schema.
-pub fn merge(tool: &ToolDef) -> Value {
+pub(crate) fn merge(tool: &ToolDef) -> Value {
     if !tool.takes_action {
         let Some(only) = tool.actions.first() else { return json!({"type": "object", "additionalProperties": false}) };
         let derived = (only.schema)();

@@ -11,14 +11,14 @@ use crate::agent::AgentState;
 use crate::agent_runtime::tasks::{Task, TaskError, TaskStatus};
 use crate::state::App;
 
-pub const NAME: &str = "task";
+pub(crate) const NAME: &str = "task";
 
-pub const DESCRIPTION: &str = "Task handles returned by agent action=spawn, for work longer than one wait. \
+pub(crate) const DESCRIPTION: &str = "Task handles returned by agent action=spawn, for work longer than one wait. \
 A task is working while its agent runs, input_required while it waits on a question, then completed (exit 0), failed (non-zero exit) or cancelled; those three never change again. Only the identity that spawned a task may read it; handles are kept 24 h.
 
 - cancel: marks the task cancelled; the agent keeps running (close its session to stop it).";
 
-pub static TOOL: ToolDef = ToolDef {
+pub(crate) static TOOL: ToolDef = ToolDef {
     name: NAME,
     description: DESCRIPTION,
     takes_action: true,
@@ -30,7 +30,7 @@ pub static TOOL: ToolDef = ToolDef {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct TaskRef {
+pub(crate) struct TaskRef {
     /// The task_id from agent action=spawn.
     pub task_id: String,
 }

@@ -1,7 +1,8 @@
 use uuid::Uuid;
 
 use super::support::{external, hub, managed, t};
-use crate::messaging::{AgentKind, Attach, InboxQuery, Lifecycle, MailWake, MessagingError, RegisterRequest};
+use crate::messaging::types::MailWake;
+use crate::messaging::{AgentKind, Attach, InboxQuery, Lifecycle, MessagingError, RegisterRequest};
 
 #[test]
 fn two_sibling_bridges_in_one_pty_join_one_identity() {

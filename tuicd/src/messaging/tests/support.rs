@@ -5,8 +5,9 @@ use std::sync::{Arc, Mutex};
 
 use uuid::Uuid;
 
+use crate::messaging::clock::ManualClock;
 use crate::messaging::{
-    AgentKind, Lifecycle, Liveness, ManualClock, Messaging, RegisterRequest, TerminalFacts, TerminalRef, TransportId,
+    AgentKind, Lifecycle, Liveness, Messaging, RegisterRequest, TerminalFacts, TerminalRef, TransportId,
 };
 
 #[derive(Default)]
@@ -17,29 +18,29 @@ struct WorldState {
 }
 
 #[derive(Default)]
-pub struct World {
+pub(super) struct World {
     state: Mutex<WorldState>,
 }
 
 impl World {
     /// A live managed PTY for `id`, with session id `pty-<n>` and alias `tu-<n>`.
-    pub fn add_pty(&self, id: Uuid, n: usize, agent: AgentKind, lifecycle: Lifecycle) {
+    pub(super) fn add_pty(&self, id: Uuid, n: usize, agent: AgentKind, lifecycle: Lifecycle) {
         let mut st = self.state.lock().unwrap();
         st.ptys.insert(id, TerminalRef { session_id: format!("pty-{n}"), alias: Some(format!("tu-{n}")) });
         st.facts.insert(id, TerminalFacts { agent, lifecycle, composer_empty: true, channel_stream: false });
     }
 
-    pub fn kill_pty(&self, id: Uuid) {
+    pub(super) fn kill_pty(&self, id: Uuid) {
         let mut st = self.state.lock().unwrap();
         st.ptys.remove(&id);
         st.facts.remove(&id);
     }
 
-    pub fn set_facts(&self, id: Uuid, change: impl FnOnce(&mut TerminalFacts)) {
+    pub(super) fn set_facts(&self, id: Uuid, change: impl FnOnce(&mut TerminalFacts)) {
         change(self.state.lock().unwrap().facts.get_mut(&id).expect("pty exists"));
     }
 
-    pub fn set_live(&self, transport: &TransportId, live: bool) {
+    pub(super) fn set_live(&self, transport: &TransportId, live: bool) {
         let mut st = self.state.lock().unwrap();
         if live {
             st.live_transports.insert(transport.clone());
@@ -68,17 +69,17 @@ impl Liveness for World {
     }
 }
 
-pub fn hub() -> (Messaging, Arc<ManualClock>, World) {
+pub(super) fn hub() -> (Messaging, Arc<ManualClock>, World) {
     let clock = Arc::new(ManualClock::new(1_700_000_000_000));
     (Messaging::new(clock.clone()), clock, World::default())
 }
 
-pub fn t(name: &str) -> TransportId {
+pub(super) fn t(name: &str) -> TransportId {
     TransportId::new(name)
 }
 
 /// A headerless peer: registers a generated identity on a live transport and returns it.
-pub fn external(m: &Messaging, world: &World, transport: &str, name: &str) -> Uuid {
+pub(super) fn external(m: &Messaging, world: &World, transport: &str, name: &str) -> Uuid {
     let transport = t(transport);
     world.set_live(&transport, true);
     let request = RegisterRequest { name: Some(name.into()), ..RegisterRequest::default() };
@@ -86,7 +87,7 @@ pub fn external(m: &Messaging, world: &World, transport: &str, name: &str) -> Uu
 }
 
 /// A peer in a managed PTY, auto-bound at initialize through `x-tuic-session`.
-pub fn managed(
+pub(super) fn managed(
     m: &Messaging,
     world: &World,
     transport: &str,

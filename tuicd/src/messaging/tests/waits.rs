@@ -4,7 +4,8 @@ use std::task::{Context, Waker};
 use std::time::Duration;
 
 use super::support::{external, hub, managed, t};
-use crate::messaging::{AgentKind, DeliveryPath, InboxQuery, Lifecycle, effective_wait};
+use crate::messaging::wait::effective_wait;
+use crate::messaging::{AgentKind, DeliveryPath, InboxQuery, Lifecycle};
 
 #[test]
 fn wait_defaults_to_60_s_and_a_request_at_the_cap_runs_295_s() {

@@ -14,7 +14,7 @@ use crate::messaging_runtime::view::View;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Register {
+pub(super) struct Register {
     /// The identity to register as (a UUID). Omitted: the one bound from x-tuic-session, or a
     /// stable generated one for this MCP session. Announcing your real $TUIC_SESSION repairs an
     /// invented identity and carries its mail over.
@@ -32,14 +32,14 @@ pub struct Register {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ListPeers {
+pub(super) struct ListPeers {
     /// Only peers registered with this project.
     pub project: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Send {
+pub(super) struct Send {
     /// The recipient: its tuic_session, the PTY session_id it runs in, or that terminal's alias.
     pub to: String,
     /// The message (at most 64 KB).
@@ -48,7 +48,7 @@ pub struct Send {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Inbox {
+pub(super) struct Inbox {
     /// Messages after this cursor; omitted: after your stored read position; 0 replays all
     /// (without rewinding the stored position).
     pub since: Option<u64>,
@@ -59,7 +59,7 @@ pub struct Inbox {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Wait {
+pub(super) struct Wait {
     /// As for inbox: omitted resumes from your stored read position.
     pub since: Option<u64>,
     /// How long to block in ms (default 60000; 300000 and above run 295000).
@@ -88,7 +88,7 @@ fn failed(action: &str, error: MessagingError) -> ToolError {
     ToolError::new(format!("agent action={action}: {error}"))
 }
 
-pub fn register(ctx: &CallContext, p: Register) -> Result<Value, ToolError> {
+pub(super) fn register(ctx: &CallContext, p: Register) -> Result<Value, ToolError> {
     let transport = transport(ctx, "register")?;
     let request = RegisterRequest {
         tuic_session: uuid_param("register", "tuic_session", p.tuic_session)?,
@@ -118,12 +118,12 @@ pub fn register(ctx: &CallContext, p: Register) -> Result<Value, ToolError> {
     Ok(answer)
 }
 
-pub fn list_peers(ctx: &CallContext, p: ListPeers) -> Result<Value, ToolError> {
+pub(super) fn list_peers(ctx: &CallContext, p: ListPeers) -> Result<Value, ToolError> {
     let peers = ctx.app.peers.messaging.list_peers(p.project.as_deref(), &View(&ctx.app));
     Ok(json!({"peers": peers}))
 }
 
-pub fn send(ctx: &CallContext, p: Send) -> Result<Value, ToolError> {
+pub(super) fn send(ctx: &CallContext, p: Send) -> Result<Value, ToolError> {
     let transport = transport(ctx, "send")?;
     let app = &ctx.app;
     let outcome = app.peers.messaging.send(&transport, &p.to, p.message, &View(app)).map_err(|e| failed("send", e))?;
@@ -156,7 +156,7 @@ pub fn send(ctx: &CallContext, p: Send) -> Result<Value, ToolError> {
     Ok(answer)
 }
 
-pub fn inbox(ctx: &CallContext, p: Inbox) -> Result<Value, ToolError> {
+pub(super) fn inbox(ctx: &CallContext, p: Inbox) -> Result<Value, ToolError> {
     let transport = transport(ctx, "inbox")?;
     let query = InboxQuery { since: p.since, limit: p.limit };
     let page = ctx.app.peers.messaging.inbox(&transport, query).map_err(|e| failed("inbox", e))?;
@@ -165,7 +165,7 @@ pub fn inbox(ctx: &CallContext, p: Inbox) -> Result<Value, ToolError> {
     Ok(answer)
 }
 
-pub async fn wait(ctx: &CallContext, p: Wait) -> Result<Value, ToolError> {
+pub(super) async fn wait(ctx: &CallContext, p: Wait) -> Result<Value, ToolError> {
     let transport = transport(ctx, "wait")?;
     let outcome =
         ctx.app.peers.messaging.wait(&transport, p.since, p.timeout_ms).await.map_err(|e| failed("wait", e))?;

@@ -12,9 +12,9 @@ use super::action::{NoParams, action};
 use super::{CallContext, ToolDef, ToolError, run_blocking};
 use messaging::{Inbox, ListPeers, Register, Send, Wait};
 
-pub const NAME: &str = "agent";
+pub(crate) const NAME: &str = "agent";
 
-pub const DESCRIPTION: &str = "AI coding agents in tuicd terminals: start them, count them, and let agents message each other. \
+pub(crate) const DESCRIPTION: &str = "AI coding agents in tuicd terminals: start them, count them, and let agents message each other. \
 Spawning and all messaging are loopback only.
 
 - spawn: starts an agent CLI in a new PTY with its prompt always delivered: into an argument containing {prompt}, else as the final argument, or for prefill-only TUIs (codex, opencode) typed in once the ready prompt is confirmed idle (not delivered within 30 s: agent-prompt-undelivered on /events). The child gets a peer identity and inbox at once; when you are registered it is your child: its prompt names you and its idle, completed and exited transitions reach your inbox as state_change mail. Poll the answer's task_id with the task tool.
@@ -27,7 +27,7 @@ Spawning and all messaging are loopback only.
 - inbox: reading acknowledges.
 - wait: blocks until new mail; prefer it over polling inbox.";
 
-pub static TOOL: ToolDef = ToolDef {
+pub(crate) static TOOL: ToolDef = ToolDef {
     name: NAME,
     description: DESCRIPTION,
     takes_action: true,

@@ -10,7 +10,7 @@ use crate::messaging::TransportId;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Spawn {
+pub(super) struct Spawn {
     /// The task for the agent (not empty).
     pub prompt: String,
     /// claude, codex, gemini, aider, opencode, ... (see action=detect): selects the binary unless
@@ -46,7 +46,7 @@ fn present<'de, D: Deserializer<'de>>(de: D) -> Result<Option<Option<String>>, D
 }
 
 /// `agent action=spawn`: refuses an empty prompt or a blank name before anything starts.
-pub async fn spawn(ctx: &CallContext, p: Spawn) -> Result<Spawned, ToolError> {
+pub(super) async fn spawn(ctx: &CallContext, p: Spawn) -> Result<Spawned, ToolError> {
     let fail = |message: String| ToolError::new(format!("agent action=spawn: {message}"));
     if p.prompt.trim().is_empty() {
         return Err(fail("prompt must not be empty".into()));

@@ -33,7 +33,7 @@ struct ListEntry {
     pty_description: Option<String>,
 }
 
-pub fn list(ctx: &CallContext) -> Value {
+pub(super) fn list(ctx: &CallContext) -> Value {
     let entries: Vec<ListEntry> = ctx
         .app
         .sessions
@@ -57,7 +57,7 @@ pub fn list(ctx: &CallContext) -> Value {
     serde_json::to_value(entries).unwrap_or_else(|_| json!([]))
 }
 
-pub async fn create(ctx: &CallContext, p: Create) -> Result<Value, ToolError> {
+pub(super) async fn create(ctx: &CallContext, p: Create) -> Result<Value, ToolError> {
     let request = proto::session::CreateSessionRequest {
         rows: p.rows,
         cols: p.cols,
@@ -77,7 +77,7 @@ pub async fn create(ctx: &CallContext, p: Create) -> Result<Value, ToolError> {
 
 /// Writes text and key together, so a command and its Enter can never be split apart. The write
 /// queues to the session's writer task (async, never blocking a worker).
-pub async fn input(ctx: &CallContext, p: Input) -> Result<Value, ToolError> {
+pub(super) async fn input(ctx: &CallContext, p: Input) -> Result<Value, ToolError> {
     let session = ctx.app.sessions.resolve(&p.session_id).map_err(session_error)?;
     let key = p.special_key.as_deref().map(keys::bytes_for).transpose().map_err(ToolError::new)?;
     let mut bytes = p.input.clone().unwrap_or_default();
@@ -113,7 +113,7 @@ struct OutputResult {
     exit_code: Option<i32>,
 }
 
-pub fn output(ctx: &CallContext, p: Output) -> Result<Value, ToolError> {
+pub(super) fn output(ctx: &CallContext, p: Output) -> Result<Value, ToolError> {
     if p.limit == Some(0) {
         return Err(ToolError::new("session action=output: limit must be at least 1"));
     }
@@ -149,7 +149,7 @@ pub fn output(ctx: &CallContext, p: Output) -> Result<Value, ToolError> {
     })
 }
 
-pub fn resize(ctx: &CallContext, p: Resize) -> Result<Value, ToolError> {
+pub(super) fn resize(ctx: &CallContext, p: Resize) -> Result<Value, ToolError> {
     let session = ctx.app.sessions.resolve(&p.session_id).map_err(session_error)?;
     session.resize(p.rows, p.cols).map_err(session_error)?;
     Ok(json!({"ok": true}))
@@ -157,7 +157,7 @@ pub fn resize(ctx: &CallContext, p: Resize) -> Result<Value, ToolError> {
 
 /// `close` and `kill`. Both are idempotent on an already exited session; `close` refuses the
 /// caller's own PTY so that an orchestrator cannot end itself by accident.
-pub async fn close(ctx: &CallContext, p: Target, kill: bool) -> Result<Value, ToolError> {
+pub(super) async fn close(ctx: &CallContext, p: Target, kill: bool) -> Result<Value, ToolError> {
     let session = ctx.app.sessions.resolve(&p.session_id).map_err(session_error)?;
     if !kill && ctx.tuic_session.as_deref() == Some(session.tuic_session.as_str()) {
         return Err(ToolError::new("Cannot close own session. Use exit to terminate yourself."));
@@ -171,13 +171,13 @@ pub async fn close(ctx: &CallContext, p: Target, kill: bool) -> Result<Value, To
     Ok(json!({"ok": true}))
 }
 
-pub fn pause(ctx: &CallContext, p: Target, pause: bool) -> Result<Value, ToolError> {
+pub(super) fn pause(ctx: &CallContext, p: Target, pause: bool) -> Result<Value, ToolError> {
     let session = ctx.app.sessions.resolve(&p.session_id).map_err(session_error)?;
     if pause { session.pause() } else { session.resume() }.map_err(session_error)?;
     Ok(json!({"ok": true}))
 }
 
-pub async fn process_stats(ctx: &CallContext) -> Result<Value, ToolError> {
+pub(super) async fn process_stats(ctx: &CallContext) -> Result<Value, ToolError> {
     let app = ctx.app.clone();
     let processes = run_blocking("session action=process_stats", move || Ok(app.sessions.process_stats())).await?;
     Ok(json!({ "processes": processes }))

@@ -15,7 +15,7 @@ use crate::mcp::tools::{CallContext, ToolError, to_value};
 use crate::session::Session;
 
 /// `session action=submit`.
-pub async fn submit(ctx: &CallContext, p: SubmitParams) -> Result<Value, ToolError> {
+pub(super) async fn submit(ctx: &CallContext, p: SubmitParams) -> Result<Value, ToolError> {
     let session = ctx.app.sessions.resolve_live(&p.session_id).map_err(session_error)?;
     let counters = &ctx.app.agents.counters;
     AgentCounters::bump(&counters.submits);
@@ -54,13 +54,13 @@ pub async fn submit(ctx: &CallContext, p: SubmitParams) -> Result<Value, ToolErr
 }
 
 /// Whether the session runs an agent whose composer takes text + Enter only as a framed injection.
-pub fn prefill_only(session: &Session) -> bool {
+pub(super) fn prefill_only(session: &Session) -> bool {
     AgentLink::of(session).and_then(AgentLink::adapter).is_some_and(|a| a.prompt_delivery == PromptDelivery::Deferred)
 }
 
 /// The legacy framed injection (Ctrl-U, bracketed paste when multiline, the gap, Enter) under the
 /// writer lock, without submit's idle check or receipt.
-pub async fn inject(session: &Arc<Session>, text: &str) -> Result<(), ToolError> {
+pub(super) async fn inject(session: &Arc<Session>, text: &str) -> Result<(), ToolError> {
     let plan = crate::agent::submit::plan(AgentLink::of(session).and_then(AgentLink::adapter), text);
     let _writer = session.writer().await;
     session.write_held(Bytes::from(plan.before_enter)).await.map_err(session_error)?;
@@ -69,7 +69,7 @@ pub async fn inject(session: &Arc<Session>, text: &str) -> Result<(), ToolError>
 }
 
 /// The `wait` answer for an agent session.
-pub fn wait_answer(session: &Session, met: bool, timeout_ms: u64) -> Result<Value, ToolError> {
+pub(super) fn wait_answer(session: &Session, met: bool, timeout_ms: u64) -> Result<Value, ToolError> {
     let status = session
         .attached_status()
         .ok_or_else(|| ToolError::new(format!("session {} has no agent engine attached", session.id)))?;

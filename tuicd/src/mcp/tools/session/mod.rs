@@ -15,9 +15,9 @@ use crate::agent_runtime::submit::SubmitParams;
 use crate::session::SessionError;
 use params::{Create, Input, List, Output, Resize, Target, Wait};
 
-pub const NAME: &str = "session";
+pub(crate) const NAME: &str = "session";
 
-pub const DESCRIPTION: &str = "PTY sessions owned by tuicd: list, start, type into, read, wait on and stop terminals. \
+pub(crate) const DESCRIPTION: &str = "PTY sessions owned by tuicd: list, start, type into, read, wait on and stop terminals. \
 A session reference is the PTY session_id, the tuic_session UUID or the alias (tu-1). \
 Actions that start, drive or stop processes are loopback only.
 
@@ -32,7 +32,7 @@ Actions that start, drive or stop processes are loopback only.
 - pause: stops reading its output (the child blocks when the PTY fills).
 - process_stats: CPU% and RSS of tuicd and each session's process tree.";
 
-pub static TOOL: ToolDef = ToolDef {
+pub(crate) static TOOL: ToolDef = ToolDef {
     name: NAME,
     description: DESCRIPTION,
     takes_action: true,

@@ -8,11 +8,11 @@ use super::keys::SPECIAL_KEYS;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct List {}
+pub(super) struct List {}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Create {
+pub(super) struct Create {
     /// Terminal rows (default 24).
     #[schemars(range(min = 1, max = 500))]
     pub rows: Option<u16>,
@@ -33,14 +33,14 @@ pub struct Create {
 /// Actions that take only the session reference.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Target {
+pub(super) struct Target {
     /// The session: its PTY session_id, its tuic_session UUID, or its alias (tu-1).
     pub session_id: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Input {
+pub(super) struct Input {
     /// The session: its PTY session_id, its tuic_session UUID, or its alias (tu-1).
     pub session_id: String,
     /// Text to type, written raw (no Enter is added; pair it with special_key=enter).
@@ -56,7 +56,7 @@ pub struct Input {
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum Format {
+pub(super) enum Format {
     /// ANSI stripped; cursors count log lines.
     #[default]
     Text,
@@ -66,7 +66,7 @@ pub enum Format {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Output {
+pub(super) struct Output {
     /// The session: its PTY session_id, its tuic_session UUID, or its alias (tu-1).
     pub session_id: String,
     /// Most bytes of output to return (default 8192).
@@ -80,7 +80,7 @@ pub struct Output {
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum Until {
+pub(super) enum Until {
     #[default]
     Idle,
     Exited,
@@ -88,7 +88,7 @@ pub enum Until {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Wait {
+pub(super) struct Wait {
     /// The session: its PTY session_id, its tuic_session UUID, or its alias (tu-1).
     pub session_id: String,
     /// "idle" (default): output went quiet, or the child exited; "exited": the child exited.
@@ -99,7 +99,7 @@ pub struct Wait {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Resize {
+pub(super) struct Resize {
     /// The session: its PTY session_id, its tuic_session UUID, or its alias (tu-1).
     pub session_id: String,
     /// Terminal rows.

@@ -87,7 +87,7 @@ struct StateView<'a> {
 }
 
 /// The answer's JSON text, escaped for the result's text block ([`escaped_json`]).
-pub fn status(ctx: &CallContext, p: Target) -> Result<String, ToolError> {
+pub(super) fn status(ctx: &CallContext, p: Target) -> Result<String, ToolError> {
     let session = ctx.app.sessions.resolve(&p.session_id).map_err(session_error)?;
     let (info, agent) = session.info_and_status();
     let agent = agent.ok_or_else(|| ToolError::new(format!("session {} has no agent engine attached", session.id)))?;
@@ -152,7 +152,7 @@ fn render(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::{ChoiceOption, ChoicePrompt};
+    use crate::agent::event::{ChoiceOption, ChoicePrompt};
 
     /// What `status` answered when it built a `Value`: the info with `state`, `agent_state` and
     /// `background_work` lifted from it, and the description.

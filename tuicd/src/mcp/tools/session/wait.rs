@@ -31,7 +31,7 @@ struct WaitResult {
 }
 
 /// The wait that runs for a requested `timeout_ms`.
-pub fn effective_timeout_ms(requested: Option<u64>) -> u64 {
+pub(super) fn effective_timeout_ms(requested: Option<u64>) -> u64 {
     match requested {
         None => SESSION_WAIT_DEFAULT.as_millis() as u64,
         Some(ms) if ms >= SESSION_WAIT_CAP_MS => SESSION_WAIT_RUN_MAX_MS,
@@ -39,7 +39,7 @@ pub fn effective_timeout_ms(requested: Option<u64>) -> u64 {
     }
 }
 
-pub async fn wait(ctx: &CallContext, p: Wait) -> Result<Value, ToolError> {
+pub(super) async fn wait(ctx: &CallContext, p: Wait) -> Result<Value, ToolError> {
     let until = p.until.unwrap_or_default();
     let timeout_ms = effective_timeout_ms(p.timeout_ms);
     let label = match until {
