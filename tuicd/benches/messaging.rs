@@ -200,7 +200,7 @@ async fn main() {
         let created: Value = serde_json::from_str(reply["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
         tuics.push(created["tuic_session"].as_str().unwrap().to_owned());
     }
-    let mut expected = vec![0usize; AGENTS];
+    let mut expected = [0usize; AGENTS];
     for from in 0..AGENTS {
         for k in 0..MESSAGES_PER_AGENT {
             expected[recipient(from, k)] += 1;
@@ -217,11 +217,11 @@ async fn main() {
         receivers.push(tokio::spawn(receive(ready.clone(), args.0, args.1, args.2, args.3, args.4, args.5, args.6)));
     }
     let mut senders = Vec::new();
-    for me in 0..AGENTS {
+    for (me, tuic) in tuics.iter().enumerate() {
         senders.push(tokio::spawn(send_all(
             ready.clone(),
             socket.clone(),
-            tuics[me].clone(),
+            tuic.clone(),
             me,
             windows.clone(),
             base,

@@ -24,7 +24,6 @@ use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
-#[allow(dead_code)] // the flood uses the raw client only
 mod common;
 
 use common::raw_ws::{self, RawWs};
@@ -116,6 +115,10 @@ struct CountFrame {
     #[serde(default)]
     missed: u64,
 }
+
+/// One flood mode's runs: per run, throughput to the exit frame, its ratio, and the ratio of the
+/// times to the last byte.
+type ModeRuns = (Mode, usize, Vec<(f64, f64, f64)>);
 
 fn flood_file(dir: &Path) -> PathBuf {
     let path = dir.join("flood.b64");
@@ -353,7 +356,7 @@ async fn flood() {
     let mut relay_runs = Vec::new();
     let mut sliced_runs: Vec<(f64, f64)> = Vec::new();
     // Per run: throughput to the exit frame, its ratio, and the ratio of the times to the last byte.
-    let mut runs: Vec<(Mode, usize, Vec<(f64, f64, f64)>)> = Vec::new();
+    let mut runs: Vec<ModeRuns> = Vec::new();
     // TUIC_BENCH_ROUNDS overrides the number of runs; TUIC_BENCH_FLOOD_MODES=json, binary or none
     // keeps one mode (or none); TUIC_BENCH_UNWATCHED=1 adds the daemon draining with no client;
     // TUIC_BENCH_RELAY=1 adds the minimal relay (`flood_relay`).
@@ -481,7 +484,7 @@ fn median(values: &[f64]) -> f64 {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
     let mid = sorted.len() / 2;
-    if sorted.len() % 2 == 0 { (sorted[mid - 1] + sorted[mid]) / 2.0 } else { sorted[mid] }
+    if sorted.len().is_multiple_of(2) { (sorted[mid - 1] + sorted[mid]) / 2.0 } else { sorted[mid] }
 }
 
 fn mean(values: &[f64]) -> f64 {

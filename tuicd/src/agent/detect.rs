@@ -90,6 +90,9 @@ mod tests {
         std::fs::create_dir(dir.path().join("aider")).unwrap();
         std::fs::set_permissions(&codex, std::fs::Permissions::from_mode(0o755)).unwrap();
         let found = detect_on_path(dir.path().as_os_str(), is_executable_file);
-        assert_eq!(found, vec![InstalledAgent { agent_type: "codex", display_name: "Codex", name: "codex", path: codex }]);
+        assert_eq!(
+            found,
+            vec![InstalledAgent { agent_type: "codex", display_name: "Codex", name: "codex", path: codex }]
+        );
     }
 }

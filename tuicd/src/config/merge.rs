@@ -78,8 +78,7 @@ mod tests {
 
     #[test]
     fn an_omitted_field_keeps_its_value() {
-        let mut current = AppConfig::default();
-        current.collapse_tools = true;
+        let mut current = AppConfig { collapse_tools: true, ..AppConfig::default() };
         current.services.server.port = 7000;
         let next = apply_patch(&current, json!({"services": {"server": {"enabled": true}}})).unwrap();
         assert!(next.collapse_tools);

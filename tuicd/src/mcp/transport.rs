@@ -235,6 +235,14 @@ fn machine_hostname() -> Option<String> {
     (!name.is_empty()).then_some(name)
 }
 
+/// Names the protocol session a response belongs to (`mcp-session-id`).
+fn with_session_header(mut response: Response, session: &str) -> Response {
+    if let Ok(value) = HeaderValue::from_str(session) {
+        response.headers_mut().insert(SESSION_HEADER, value);
+    }
+    response
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,12 +270,4 @@ mod tests {
         assert!(foreign_origin_or_host(&Caller::ipc(), &headers(&[("host", "anything")])).is_none());
         assert!(foreign_origin_or_host(&tcp(), &headers(&[("host", "[::1]:80")])).is_none());
     }
-}
-
-/// Names the protocol session a response belongs to (`mcp-session-id`).
-fn with_session_header(mut response: Response, session: &str) -> Response {
-    if let Ok(value) = HeaderValue::from_str(session) {
-        response.headers_mut().insert(SESSION_HEADER, value);
-    }
-    response
 }

@@ -35,7 +35,6 @@ impl ManualClock {
     pub(crate) fn advance_ms(&self, ms: u64) {
         self.now_ms.fetch_add(ms, Ordering::SeqCst);
     }
-
 }
 
 #[cfg(test)]

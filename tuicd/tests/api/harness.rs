@@ -211,8 +211,8 @@ impl Daemon {
             self.stop_with(15).await;
         }
         let dir = tempfile::Builder::new().prefix("tuic").tempdir().unwrap();
-        let old = std::mem::replace(&mut self.dir, dir);
-        old
+
+        std::mem::replace(&mut self.dir, dir)
     }
 }
 

@@ -151,7 +151,7 @@ async fn peers_register_send_inbox_and_wait_keep_a_server_side_cursor() {
         let text = format!("ping {attempt}");
         let (woken, sent) = tokio::join!(b.wait(15_000), async { a.send(b_id, &text).await });
         assert_eq!((woken["met"].clone(), woken["new_messages"].clone()), (json!(true), json!(1)), "{woken}");
-        assert_eq!(contents(&woken), [text.clone()]);
+        assert_eq!(contents(&woken), std::slice::from_ref(&text));
         assert!(contents(&b.inbox(None).await).is_empty(), "the wait acknowledged what it returned");
         if sent["delivery_path"] == json!("waiter_and_inbox") {
             assert_eq!(sent["delivered"], json!(true));

@@ -116,7 +116,6 @@ impl ToolError {
         self.0.insert(key.into(), value.into());
         self
     }
-
 }
 
 /// Tools visible under `config`: the registry minus `disabled_native_tools`.
