@@ -3,6 +3,9 @@
 //!
 //! `cargo bench -p tuicd --bench cold_start`
 
+// Test code: an unwrap that fails is a failed test, with its location.
+#![allow(clippy::unwrap_used)]
+
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::process::{Command, Stdio};

@@ -8,6 +8,9 @@
 //! Run: `cargo bench -p tuicd --bench create`. `TUIC_BENCH_ROUNDS` sets the rounds (default 40);
 //! `TUIC_BENCH_TUICD` runs another daemon build (for a before-figure).
 
+// Test code: an unwrap that fails is a failed test, with its location.
+#![allow(clippy::unwrap_used)]
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 

@@ -9,6 +9,9 @@
 //! `TUIC_BENCH_TUICD` runs another daemon build; `TUIC_BENCH_TUICD_B` adds a second build to the
 //! same alternation (A/B) and prints B's status p50 over A's per round.
 
+// Test code: an unwrap that fails is a failed test, with its location.
+#![allow(clippy::unwrap_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};

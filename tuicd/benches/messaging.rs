@@ -12,6 +12,9 @@
 //! latency (from just before the send's POST to the wait's answer carrying it), p50 / p99.
 //! Run: `cargo bench -p tuicd --bench messaging`. Bounded: fixed counts, a [`DEADLINE`].
 
+// Test code: an unwrap that fails is a failed test, with its location.
+#![allow(clippy::unwrap_used)]
+
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

@@ -6,6 +6,9 @@
 //! Run: `cargo bench -p tuicd --bench output`. `TUIC_BENCH_ROUNDS` sets the rounds (default 15);
 //! `TUIC_BENCH_TUICD` runs another daemon build (for a before-figure).
 
+// Test code: an unwrap that fails is a failed test, with its location.
+#![allow(clippy::unwrap_used)]
+
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};

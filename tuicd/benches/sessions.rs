@@ -16,6 +16,9 @@
 //!   `taskset -c 0` for the pinned figure (children inherit it).
 //! - idle: daemon RSS per session with 500 idle shells; daemon CPU over 10 s with 100 idle shells.
 
+// Test code: an unwrap that fails is a failed test, with its location.
+#![allow(clippy::unwrap_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};

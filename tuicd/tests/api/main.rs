@@ -2,6 +2,9 @@
 //! (and later WebSocket, SSE, MCP) to it over its Unix socket or TCP. One test binary, one module
 //! per capability.
 
+// Test code: an unwrap that fails is a failed test, with its location.
+#![allow(clippy::unwrap_used)]
+
 mod agents;
 mod agents_fixtures;
 mod agents_idle;
