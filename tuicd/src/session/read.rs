@@ -191,22 +191,40 @@ impl Session {
         }
     }
 
-    /// `busy` while output arrived within [`SHELL_IDLE_AFTER`], `idle` after; `None` before the
-    /// first output. Computed on read, so an idle session costs no timer.
+    /// The one meaning of `shell_state`, shared by every reader and by [`Self::wait`]: the agent
+    /// engine's view (screen-driven: markers, screen movement, silence), `busy` while output the
+    /// engine has not read yet is pending (its view of a loaded machine lags the raw bytes), and,
+    /// before the engine has a view, `busy` while output arrived within [`SHELL_IDLE_AFTER`];
+    /// `None` before the first output. Computed on read, so an idle session costs no timer.
     pub fn shell_state(&self) -> Option<ShellState> {
         self.shell_state_with(&self.agent.status())
     }
 
     /// [`Self::shell_state`] given the agent engine's view already read.
     fn shell_state_with(&self, status: &crate::agent::AgentStatus) -> Option<ShellState> {
+        self.shell_reading(status).0
+    }
+
+    /// `shell_state`, and the instant it turns idle by silence alone when only raw output
+    /// timing decides it (no engine view yet): the one timer a waiter needs.
+    fn shell_reading(&self, status: &crate::agent::AgentStatus) -> (Option<ShellState>, Option<Instant>) {
+        let (last, total) = {
+            let out = self.lock();
+            (out.last_output, out.ring.total())
+        };
+        if self.agent.fed() < total {
+            return (Some(ShellState::Busy), None);
+        }
         if let Some(state) = status.shell_state {
-            return Some(match state {
+            let state = match state {
                 crate::agent::ShellState::Busy => ShellState::Busy,
                 crate::agent::ShellState::Idle => ShellState::Idle,
-            });
+            };
+            return (Some(state), None);
         }
-        let last = self.lock().last_output?;
-        Some(if last.elapsed() < SHELL_IDLE_AFTER { ShellState::Busy } else { ShellState::Idle })
+        let Some(last) = last else { return (None, None) };
+        let idle_at = last + SHELL_IDLE_AFTER;
+        (Some(if Instant::now() < idle_at { ShellState::Busy } else { ShellState::Idle }), Some(idle_at))
     }
 
     pub fn shell_family(&self) -> Option<ShellFamily> {
@@ -260,37 +278,40 @@ impl Session {
         (info, status)
     }
 
-    /// Waits until `until` holds or `timeout` passes. Subscribes before it checks, so a change
-    /// between the check and the wait is never missed; sleeps only while someone waits.
+    /// Waits until `until` holds or `timeout` passes; `Idle` is [`Self::shell_state`] idle, so the
+    /// answer never disagrees with a status read right after it. Subscribes before it checks, so a
+    /// change between the check and the wait is never missed. Wakes only on what can change the
+    /// answer: the engine publishing (its silence timers run on its ticker while output is recent),
+    /// the engine reading the pending output, the first output, the raw silence timer while the
+    /// engine has no view, the exit, and the deadline.
     pub async fn wait(&self, until: WaitFor, timeout: Duration) -> WaitOutcome {
         let deadline = Instant::now() + timeout;
         let mut events = self.subscribe();
         let mut done = self.done.subscribe();
+        let mut engine = self.agent.subscribe();
+        let mut fed = self.agent.subscribe_fed();
         loop {
-            let (exited, last_output) = {
-                let out = self.lock();
-                (out.exit.is_some(), out.last_output)
+            engine.borrow_and_update();
+            let exited = self.lock().exit.is_some();
+            let (state, idle_at) = match until {
+                WaitFor::Idle => self.shell_reading(&self.agent.status()),
+                WaitFor::Exited => (None, None),
             };
-            let idle_at = last_output.map(|t| t + SHELL_IDLE_AFTER);
-            let reached = exited
-                || match until {
-                    WaitFor::Exited => false,
-                    WaitFor::Idle => idle_at.is_some_and(|t| t <= Instant::now()),
-                };
-            if reached {
+            if exited || (until == WaitFor::Idle && state == Some(ShellState::Idle)) {
                 return WaitOutcome::Reached;
             }
             if Instant::now() >= deadline {
                 return WaitOutcome::TimedOut;
             }
-            let wake = match (until, idle_at) {
-                (WaitFor::Idle, Some(t)) => t.min(deadline),
-                _ => deadline,
-            };
+            let idle = until == WaitFor::Idle;
+            let total = self.total_written();
+            let wake = idle_at.filter(|_| idle).map_or(deadline, |t| t.min(deadline));
             tokio::select! {
                 () = tokio::time::sleep_until(wake.into()) => {}
                 _ = done.wait_for(|d| *d) => {}
-                received = events.recv(), if until == WaitFor::Idle && idle_at.is_none() => {
+                _ = engine.changed(), if idle => {}
+                _ = fed.wait_for(|f| *f >= total), if idle && self.agent.fed() < total => {}
+                received = events.recv(), if idle && state.is_none() => {
                     if matches!(received, Err(RecvError::Closed)) { return WaitOutcome::Reached; }
                 }
             }
