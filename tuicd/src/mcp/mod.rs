@@ -29,6 +29,8 @@ pub struct McpState {
     /// `pty_description` per PTY id: the orchestrator's short description of a PTY's work.
     /// Bounded by the live session count (entries go when the session leaves `list`).
     pty_descriptions: Mutex<HashMap<String, String>>,
+    /// What each task-augmented `tools/call` answered, for its `tasks/result`.
+    pub task_calls: tasks::TaskCalls,
 }
 
 impl McpState {
