@@ -29,6 +29,20 @@ echo "ok"
 stage "format"
 cargo fmt --all -- --check
 
+stage "module cycles: no top-level module imports one that imports it back"
+cycles_tool="$root/../shared/tools/module-cycles.py"
+[ -f "$cycles_tool" ] || { echo "missing $cycles_tool (shared/ is expected beside the clone)"; exit 1; }
+cycle_failures=()
+# tuicd's state.rs is the composition root: wiring every service together is its job.
+python3 "$cycles_tool" tuicd/src --root state || cycle_failures+=(tuicd)
+for crate in tuic-bridge tuic-gui proto; do
+  python3 "$cycles_tool" "$crate/src" || cycle_failures+=("$crate")
+done
+if [ ${#cycle_failures[@]} -gt 0 ]; then
+  echo "import cycles in: ${cycle_failures[*]}"
+  exit 1
+fi
+
 stage "build"
 cargo build --workspace --all-targets --locked
 

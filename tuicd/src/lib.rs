@@ -3,15 +3,15 @@
 //! [`server::Daemon`] is the one entry point: `Daemon::bind(options)` then `serve(shutdown)`.
 
 pub mod agent;
-pub mod agentwire;
+pub mod agent_runtime;
 pub mod config;
 pub mod events;
 pub mod http;
 pub mod limits;
 pub mod mcp;
 pub mod messaging;
+pub mod messaging_runtime;
 pub mod paths;
-pub mod peers;
 pub mod routes;
 pub mod server;
 pub mod session;

@@ -232,7 +232,7 @@ pub const CAPTURE_MAX_BYTES: u64 = 512 * 1024;
 /// figures (sysinfo cannot measure CPU over a shorter window).
 pub const PROCESS_SAMPLE_MIN_INTERVAL: Duration = Duration::from_millis(250);
 
-/// Agents in sessions (`agentwire/`). After the last output or input a session keeps ticking its
+/// Agents in sessions (`agent_runtime/`). After the last output or input a session keeps ticking its
 /// tracker this long, so every silence timer resolves; then it stops (an idle session has no timer).
 pub const AGENT_TICK_LINGER: Duration = Duration::from_secs(6);
 /// The background-work process probe runs at most this often, only while a session ticks.

@@ -1,4 +1,5 @@
-//! The shared state every handler sees: a cheap handle around one `Arc`.
+//! The shared state every handler sees: a cheap handle around one `Arc`. The composition root:
+//! it builds every part of the daemon and starts its background services.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -36,10 +37,10 @@ pub struct Shared {
     pub tcp: TcpControl,
     /// The MCP endpoint: protocol sessions and their GET streams.
     pub mcp: McpState,
-    /// Spawned agents, task handles, the progress journal (see [`crate::agentwire`]).
-    pub agents: crate::agentwire::AgentsState,
-    /// Peer identities, inboxes and delivery (see [`crate::peers`]).
-    pub peers: crate::peers::Peers,
+    /// Spawned agents, task handles, the progress journal (see [`crate::agent_runtime`]).
+    pub agents: crate::agent_runtime::AgentsState,
+    /// Peer identities, inboxes and delivery (see [`crate::messaging_runtime`]).
+    pub peers: crate::messaging_runtime::Peers,
     /// Flips to true once when the daemon starts shutting down; long-lived streams end on it.
     pub shutdown: watch::Receiver<bool>,
     pub request_timeout: Duration,
@@ -59,8 +60,12 @@ impl Shared {
         port_override: Option<u16>,
     ) -> Self {
         let events = Arc::new(EventBus::new());
+        let sessions = SessionRegistry::new(events.clone(), &config_dir);
+        let agents = crate::agent_runtime::AgentsState::default();
+        // The agent engine attaches to every session from outside the session core.
+        sessions.set_attach_factory(crate::agent_runtime::attach_factory(events.clone(), agents.edges.clone()));
         Self {
-            sessions: SessionRegistry::new(events.clone(), &config_dir),
+            sessions,
             config,
             config_dir,
             socket_path,
@@ -69,7 +74,7 @@ impl Shared {
             auth: Default::default(),
             tcp: Default::default(),
             mcp: Default::default(),
-            agents: Default::default(),
+            agents,
             peers: Default::default(),
             shutdown,
             request_timeout,
@@ -81,6 +86,15 @@ impl Shared {
 impl App {
     pub fn new(shared: Shared) -> Self {
         Self { inner: Arc::new(shared) }
+    }
+
+    /// Starts every background service, each until shutdown: the MCP protocol-session reaper
+    /// (sessions unused for `mcp_session_ttl` are forgotten), peer delivery, and the progress
+    /// journal's intent recorder. Called once, after the listeners are bound.
+    pub fn start_services(&self, mcp_session_ttl: Duration) {
+        crate::mcp::spawn_reaper(self, mcp_session_ttl);
+        crate::messaging_runtime::start(self);
+        tokio::spawn(crate::agent_runtime::progress::record_intents(self.clone()));
     }
 
     /// Resolves once the daemon starts shutting down; long-lived streams select on it.

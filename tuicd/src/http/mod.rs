@@ -1,9 +1,9 @@
-//! The HTTP layer: request and response types, the error type, body helpers and the router.
-//! `router.rs` is the only file that knows URLs.
+//! The HTTP types: request and response types, the error type, body helpers and the SSE
+//! encoder. Names no route and no transport: the router (`server/router.rs`) sits above them.
 
 pub mod body;
 pub mod error;
-pub mod router;
+pub mod sse;
 
 use bytes::Bytes;
 use http_body_util::combinators::UnsyncBoxBody;

@@ -3,11 +3,11 @@
 //!
 //! Layers, as in rmcp: [`model`] (JSON-RPC wire types, no IO) / [`protocol`] (what each method
 //! does) / [`transport`] (HTTP: headers, status codes, the GET stream) / [`tools`] (the native
-//! tool framework and one module per tool). [`sessions`] holds the protocol sessions.
+//! tool framework and one module per tool). [`protocol_sessions`] holds the protocol sessions.
 
 pub mod model;
 pub mod protocol;
-pub mod sessions;
+pub mod protocol_sessions;
 pub mod tasks;
 pub mod tools;
 pub mod transport;
@@ -20,12 +20,12 @@ use std::time::Duration;
 
 use crate::limits::{MCP_REAPER_INTERVAL, MCP_REAPER_MIN_INTERVAL};
 use crate::state::App;
-use sessions::ProtocolSessions;
+use protocol_sessions::ProtocolSessions;
 
 /// The endpoint's process-wide state, one field of [`crate::state::Shared`].
 #[derive(Debug, Default)]
 pub struct McpState {
-    pub sessions: ProtocolSessions,
+    pub protocol_sessions: ProtocolSessions,
     /// `pty_description` per PTY id: the orchestrator's short description of a PTY's work.
     /// Bounded by the live session count (entries go when the session leaves `list`).
     pty_descriptions: Mutex<HashMap<String, String>>,
@@ -61,7 +61,7 @@ impl McpState {
     pub fn config_changed(&self, previous: &AppConfig, next: &AppConfig) {
         if previous.mcp_server_enabled && !next.mcp_server_enabled {
             tracing::info!(source = "mcp", "MCP endpoint switched off; ending its streams");
-            self.sessions.close_streams();
+            self.protocol_sessions.close_streams();
             return;
         }
         if tools::enabled_names(previous) != tools::enabled_names(next)
@@ -73,14 +73,14 @@ impl McpState {
 
     pub fn notify_tools_changed(&self) {
         let message = model::notification("notifications/tools/list_changed").to_string();
-        let streams = self.sessions.broadcast(&message);
+        let streams = self.protocol_sessions.broadcast(&message);
         tracing::info!(source = "mcp", streams, "tool set changed; sent notifications/tools/list_changed");
     }
 }
 
 /// Forgets protocol sessions unused for `ttl` ([`crate::limits::MCP_SESSION_IDLE_TTL`] outside tests), every
 /// [`MCP_REAPER_INTERVAL`] (or `ttl`, if shorter) until shutdown. A reaped session's peer
-/// identity survives while it is still addressable (see [`crate::peers::transport_ended`]).
+/// identity survives while it is still addressable (see [`crate::messaging_runtime::transport_ended`]).
 pub fn spawn_reaper(app: &App, ttl: Duration) {
     let app = app.clone();
     tokio::spawn(async move {
@@ -90,14 +90,14 @@ pub fn spawn_reaper(app: &App, ttl: Duration) {
             tokio::select! {
                 () = app.stopping() => return,
                 _ = tick.tick() => {
-                    let reaped = app.mcp.sessions.reap(ttl);
+                    let reaped = app.mcp.protocol_sessions.reap(ttl);
                     if !reaped.is_empty() {
                         tracing::info!(source = "mcp", reaped = reaped.len(), "reaped idle MCP sessions");
                     }
-                    for session in &reaped {
-                        crate::peers::transport_ended(&app, session);
+                    for protocol_session in &reaped {
+                        crate::messaging_runtime::transport_ended(&app, protocol_session);
                     }
-                    crate::peers::sweep(&app);
+                    crate::messaging_runtime::sweep(&app);
                 }
             }
         }

@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::model::{self, CallParams, Member, Params, Reply, RpcError, TaskParam};
-use super::sessions::ClientInfo;
+use super::protocol_sessions::ClientInfo;
 use super::tools::{self, CallContext};
 use crate::http::Caller;
 use crate::state::App;
@@ -43,7 +43,7 @@ pub async fn handle(app: &App, meta: RequestMeta, id: &Value, method: &str, para
             tools_call(app, meta, params).await
         }
         "tasks/get" | "tasks/list" | "tasks/cancel" | "tasks/result" => {
-            let bound = meta.session_id.as_deref().and_then(|s| app.mcp.sessions.tuic_session(s));
+            let bound = meta.session_id.as_deref().and_then(|s| app.mcp.protocol_sessions.identity(s));
             let identity = meta.tuic_session.clone().or(bound).or_else(|| meta.session_id.clone());
             let params = model::params_object(params);
             let loopback = meta.caller.require_loopback(method).is_ok();
@@ -76,19 +76,19 @@ fn initialize(app: &App, meta: &RequestMeta, params: Option<Params<'_>>) -> Resu
         tuic_session: meta.tuic_session.clone(),
         channels,
     };
-    let (session, arrival) = app
+    let (protocol_session, arrival) = app
         .mcp
-        .sessions
+        .protocol_sessions
         .initialize(meta.session_id.as_deref(), client)
         .map_err(|e| RpcError::new(model::code::INTERNAL_ERROR, e.to_string()))?;
     let presented = match &arrival {
-        super::sessions::Arrival::Reconnected { presented } => Some(presented.as_str()),
+        super::protocol_sessions::Arrival::Reconnected { presented } => Some(presented.as_str()),
         _ => None,
     };
     tracing::info!(
         source = "mcp_initialize",
         event = arrival.event(),
-        session = %session,
+        session = %protocol_session,
         presented_session = presented,
         client = client_name.as_deref().unwrap_or("unknown"),
         requested_version = requested,
@@ -97,7 +97,7 @@ fn initialize(app: &App, meta: &RequestMeta, params: Option<Params<'_>>) -> Resu
         "MCP initialize"
     );
     if let Some(tuic_session) = &meta.tuic_session {
-        crate::peers::bind(app, &session, tuic_session);
+        crate::messaging_runtime::bind(app, &protocol_session, tuic_session);
     }
     let result = json!({
         "protocolVersion": version,
@@ -109,7 +109,7 @@ fn initialize(app: &App, meta: &RequestMeta, params: Option<Params<'_>>) -> Resu
         "serverInfo": {"name": "tuicd", "version": env!("CARGO_PKG_VERSION")},
         "instructions": instructions(app),
     });
-    Ok((session, result))
+    Ok((protocol_session, result))
 }
 
 fn tools_list(app: &App, params: Option<Params<'_>>) -> Result<Value, RpcError> {
@@ -131,10 +131,10 @@ async fn tools_call(app: &App, meta: RequestMeta, params: CallParams<'_>) -> Res
             "tools/call: \"task\" must be an object with an optional \"ttl\" (milliseconds, a non-negative integer), not {task}"
         )));
     }
-    if let (Some(session), Some(tuic_session)) = (&meta.session_id, &meta.tuic_session) {
-        crate::peers::refresh(app, session, tuic_session);
+    if let (Some(protocol_session), Some(tuic_session)) = (&meta.session_id, &meta.tuic_session) {
+        crate::messaging_runtime::refresh(app, protocol_session, tuic_session);
     }
-    let bound = meta.session_id.as_deref().and_then(|s| app.mcp.sessions.tuic_session(s));
+    let bound = meta.session_id.as_deref().and_then(|s| app.mcp.protocol_sessions.identity(s));
     let ctx = CallContext {
         app: app.clone(),
         caller: meta.caller,

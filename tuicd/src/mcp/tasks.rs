@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 
 use super::model::{self, RpcError};
 use super::tools::{self, CallContext, task::live_status};
-use crate::agentwire::tasks::{Task, TaskError, TaskStatus, iso8601_utc};
+use crate::agent_runtime::tasks::{Task, TaskError, TaskStatus, iso8601_utc};
 use crate::limits::{TASK_MAX, TASK_POLL_INTERVAL_MS, TASK_RESULT_WAIT, TASK_TTL};
 use crate::state::App;
 

@@ -17,11 +17,11 @@ use tokio::sync::mpsc;
 
 use super::model::{self, ACCEPTED_HEADER_VERSIONS, Incoming, RpcError, code};
 use super::protocol::{self, RequestMeta};
-use super::sessions::SessionError;
+use super::protocol_sessions::ProtocolSessionError;
 use crate::http::body::{empty, json_bytes_response, read_bytes};
+use crate::http::sse::{encode, sse_response};
 use crate::http::{ApiError, ApiResult, Caller, Request, Response, Transport};
 use crate::limits::SSE_KEEP_ALIVE;
-use crate::routes::events::{encode, sse_response};
 use crate::state::App;
 
 pub const SESSION_HEADER: &str = "mcp-session-id";
@@ -42,7 +42,7 @@ pub async fn post(app: &App, caller: &Caller, req: Request) -> ApiResult {
         Err(error) => Ok(rpc_failure(StatusCode::BAD_REQUEST, error)),
         Ok(Incoming::Notification { .. } | Incoming::Response) => {
             if let Some(id) = &meta.session_id {
-                let _ = app.mcp.sessions.touch(id);
+                let _ = app.mcp.protocol_sessions.touch(id);
             }
             let mut response = Response::new(empty());
             *response.status_mut() = StatusCode::ACCEPTED;
@@ -51,7 +51,7 @@ pub async fn post(app: &App, caller: &Caller, req: Request) -> ApiResult {
         Ok(Incoming::Request { id, method, params }) => {
             if method != "initialize"
                 && let Some(session) = &meta.session_id
-                && let Err(e) = app.mcp.sessions.touch(session)
+                && let Err(e) = app.mcp.protocol_sessions.touch(session)
             {
                 return Ok(session_failure(e));
             }
@@ -76,7 +76,7 @@ pub async fn get(app: &App, caller: &Caller, req: Request) -> ApiResult {
             RpcError::new(code::INVALID_REQUEST, "GET /mcp needs the mcp-session-id header from initialize"),
         ));
     };
-    let claim = match app.mcp.sessions.attach_stream(&session) {
+    let claim = match app.mcp.protocol_sessions.attach_stream(&session) {
         Ok(claim) => claim,
         Err(e) => return Ok(session_failure(e)),
     };
@@ -96,20 +96,20 @@ pub async fn delete(app: &App, caller: &Caller, req: Request) -> ApiResult {
             RpcError::new(code::INVALID_REQUEST, "DELETE /mcp needs the mcp-session-id header of the session to end"),
         ));
     };
-    let existed = app.mcp.sessions.remove(&session);
+    let existed = app.mcp.protocol_sessions.remove(&session);
     tracing::info!(source = "mcp", session = %session, existed, "MCP session ended by DELETE");
-    crate::peers::transport_ended(app, &session);
+    crate::messaging_runtime::transport_ended(app, &session);
     crate::http::body::ok_json(&serde_json::json!({"ok": true}))
 }
 
 /// Forwards one session's notifications to its GET stream until the client leaves, the stream
 /// is superseded or the session ends, or the daemon stops. Its teardown releases the session's
 /// stream slot only while it still holds its generation.
-async fn pump(app: App, session: String, mut claim: super::sessions::StreamClaim, tx: mpsc::Sender<Bytes>) {
+async fn pump(app: App, session: String, mut claim: super::protocol_sessions::StreamClaim, tx: mpsc::Sender<Bytes>) {
     struct Release<'a>(&'a App, &'a str, u64);
     impl Drop for Release<'_> {
         fn drop(&mut self) {
-            self.0.mcp.sessions.detach_stream(self.1, self.2);
+            self.0.mcp.protocol_sessions.detach_stream(self.1, self.2);
         }
     }
     let _release = Release(&app, &session, claim.generation);
@@ -164,8 +164,8 @@ fn admit(app: &App, caller: &Caller, headers: &HeaderMap) -> Result<RequestMeta,
     }
     let session_id = match headers.get(SESSION_HEADER).map(|v| v.to_str().map(str::to_owned)) {
         None => None,
-        Some(Ok(id)) if super::sessions::valid_id(&id) => Some(id),
-        Some(_) => return Err(Box::new(session_failure(SessionError::BadId))),
+        Some(Ok(id)) if super::protocol_sessions::valid_id(&id) => Some(id),
+        Some(_) => return Err(Box::new(session_failure(ProtocolSessionError::BadId))),
     };
     let tuic_session = headers
         .get(TUIC_SESSION_HEADER)
@@ -175,10 +175,10 @@ fn admit(app: &App, caller: &Caller, headers: &HeaderMap) -> Result<RequestMeta,
     Ok(RequestMeta { caller: caller.clone(), session_id, tuic_session })
 }
 
-fn session_failure(error: SessionError) -> Response {
+fn session_failure(error: ProtocolSessionError) -> Response {
     let status = match error {
-        SessionError::BadId => StatusCode::BAD_REQUEST,
-        SessionError::Full => StatusCode::SERVICE_UNAVAILABLE,
+        ProtocolSessionError::BadId => StatusCode::BAD_REQUEST,
+        ProtocolSessionError::Full => StatusCode::SERVICE_UNAVAILABLE,
     };
     rpc_failure(status, RpcError::new(code::INVALID_REQUEST, error.to_string()))
 }

@@ -1,5 +1,5 @@
 //! Compose: user commands queued for an agent's terminal (`/sessions/:id/compose`). They share
-//! one FIFO with peer messages ([`crate::peers`]) and are typed one per idle transition through
+//! one FIFO with peer messages ([`crate::messaging_runtime`]) and are typed one per idle transition through
 //! the same framed submit; clearing drops only the commands.
 
 use http::StatusCode;

@@ -16,7 +16,7 @@ pub async fn put(app: &App, caller: &Caller, req: Request) -> ApiResult {
     let patch: serde_json::Value = read_json(req).await?;
     let (previous, next) = app.config.update(|current| {
         let next = apply_patch(current, patch).map_err(ApiError::InvalidField)?;
-        crate::server::tls::check(&next.services.tls).map_err(ApiError::InvalidField)?;
+        crate::config::tls::check(&next.services.tls).map_err(ApiError::InvalidField)?;
         Ok::<_, ApiError>(next)
     })?;
     apply_changes(app, &previous, &next).await;

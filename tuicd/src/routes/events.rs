@@ -5,17 +5,13 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::{HeaderValue, StatusCode, header};
-use http_body_util::{BodyExt, StreamBody};
-use hyper::body::Frame;
 use serde::Deserialize;
 use tokio::sync::{broadcast, mpsc};
-use tokio_stream::StreamExt;
-use tokio_stream::wrappers::ReceiverStream;
 
 use crate::events::Event;
 use crate::http::body::query;
-use crate::http::{ApiError, ApiResult, Request, Response};
+use crate::http::sse::{encode, sse_response};
+use crate::http::{ApiError, ApiResult, Request};
 use crate::limits::{SSE_KEEP_ALIVE, SSE_RETRY_MS};
 use crate::state::App;
 
@@ -46,34 +42,6 @@ pub async fn stream(app: &App, req: Request) -> ApiResult {
     let (tx, rx) = mpsc::channel::<Bytes>(SSE_CLIENT_QUEUE);
     tokio::spawn(pump(app.clone(), after, filter, tx));
     Ok(sse_response(rx))
-}
-
-/// Wraps a channel of encoded SSE frames as a streaming response.
-pub fn sse_response(rx: mpsc::Receiver<Bytes>) -> Response {
-    let body = StreamBody::new(ReceiverStream::new(rx).map(|b| Ok::<_, crate::http::BoxError>(Frame::data(b))));
-    let mut response = Response::new(body.boxed_unsync());
-    *response.status_mut() = StatusCode::OK;
-    let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    response
-}
-
-/// Encodes one SSE message.
-pub fn encode(id: Option<u64>, kind: &str, data: &str) -> Bytes {
-    let mut out = String::with_capacity(data.len() + kind.len() + 32);
-    if let Some(id) = id {
-        out.push_str(&format!("id: {id}\n"));
-    }
-    out.push_str(&format!("event: {kind}\n"));
-    for line in data.split('\n') {
-        out.push_str("data: ");
-        out.push_str(line);
-        out.push('\n');
-    }
-    out.push('\n');
-    Bytes::from(out)
 }
 
 fn lagged(missed: u64) -> Bytes {

@@ -5,9 +5,9 @@ pub mod auth;
 pub mod ipc;
 mod permit;
 mod repoll;
+mod router;
 mod service;
 pub mod tcp;
-pub mod tls;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -81,9 +81,7 @@ impl Daemon {
             ipc.remove_file();
             anyhow::bail!("remote access is enabled but its listener cannot start: {e}");
         }
-        crate::mcp::spawn_reaper(&app, options.mcp_session_ttl);
-        crate::peers::start(&app);
-        tokio::spawn(crate::agentwire::progress::record_intents(app.clone()));
+        app.start_services(options.mcp_session_ttl);
         Ok(Self { app, ipc, stopping })
     }
 

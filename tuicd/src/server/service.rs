@@ -13,7 +13,8 @@ use tower_http::compression::predicate::{NotForContentType, Predicate, SizeAbove
 use tower_http::cors::CorsLayer;
 use tower_http::timeout::TimeoutLayer;
 
-use crate::http::{Caller, Request, Response, Transport, router};
+use super::router;
+use crate::http::{Caller, Request, Response, Transport};
 use crate::limits::{COMPRESSION_MIN_BYTES, MAX_BODY_BYTES};
 use crate::state::App;
 

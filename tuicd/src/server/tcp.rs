@@ -12,7 +12,6 @@ use tokio::task::JoinHandle;
 
 use super::permit::PermitStream;
 use super::service::serve_connection;
-use super::tls;
 use crate::config::AppConfig;
 use crate::http::Caller;
 use crate::limits::{MAX_CONNECTIONS, SHUTDOWN_DRAIN, TCP_PORT_ATTEMPTS};
@@ -60,7 +59,8 @@ impl TcpControl {
         if !config.services.server.enabled {
             return Ok(());
         }
-        let acceptor = tls::acceptor(&config.services.tls)?;
+        let acceptor = crate::config::tls::server_config(&config.services.tls)?
+            .map(|tls| tokio_rustls::TlsAcceptor::from(Arc::new(tls)));
         let listener = bind(&config, app.port_override).await?;
         let address = listener.local_addr().map_err(|e| e.to_string())?;
         *self.address.lock().unwrap_or_else(|e| e.into_inner()) = Some(address);

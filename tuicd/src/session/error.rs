@@ -14,7 +14,7 @@ pub enum SessionError {
     /// A live session (or one still starting) already holds this `tuic_session`: two terminals
     /// with one identity would make its address reach only one of them.
     #[error("tuic_session: '{0}' is already held by live session {1}; close it first or omit tuic_session")]
-    TuicSessionInUse(String, String),
+    IdentityInUse(String, String),
     /// The session's child has exited; it no longer accepts input or resizes.
     #[error("session {session_id} has exited{}; it no longer accepts {action}", exit_suffix(*.exit_code))]
     Exited { session_id: String, exit_code: Option<i32>, action: &'static str },

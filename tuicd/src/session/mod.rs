@@ -24,6 +24,8 @@
 //! Session::watch_from(&self, cursor: Option<u64>, limit: usize) -> Watch { read, live, exit } // catch-up + broadcast, no gap
 //! Session::finished(&self)                   // async; resolves once exited and drained
 //! Session::exit_info(&self) -> Option<ExitInfo>
+//! Session::writer(&self) -> MutexGuard<()>    // async; a framed write holds it across its parts, then write_held
+//! Session::attachment::<T>(&self) -> Option<&T>   SessionRegistry::set_attach_factory(&self, AttachFactory)
 //! ```
 //!
 //! # Invariants
@@ -42,12 +44,15 @@
 //!   so output never wakes the reactor.
 //! - No per-session timer: an idle session costs its reader thread parked in `poll()` (a few
 //!   touched stack pages), three parked tasks (writer, supervisor, screen) and its buffers.
-//! - This module knows nothing about HTTP.
+//! - This module knows nothing about HTTP, and names no agent or messaging wiring: the daemon
+//!   attaches the agent engine from outside through [`hooks`] (each output batch with the screen
+//!   after it, each write's bytes, the end before `Exit`, the retirement before `session-closed`).
 
 mod alias;
 mod budget;
 pub mod capture;
 mod error;
+pub mod hooks;
 mod owner;
 mod plain_lines;
 mod process;
@@ -63,6 +68,7 @@ mod watch;
 use std::sync::atomic::AtomicU64;
 
 pub use error::SessionError;
+pub use hooks::{AttachContext, AttachFactory, Attachment};
 pub use owner::{Announcer, ExitInfo, Session, SessionEvent};
 pub use read::{OutputQuery, ScreenSnapshot, WaitFor, WaitOutcome};
 pub use registry::SessionRegistry;

@@ -12,6 +12,7 @@ use proto::session::ParsedEvent;
 use tokio::sync::{Notify, broadcast, mpsc, oneshot, watch};
 
 use super::capture::CaptureFile;
+use super::hooks::{AttachContext, AttachFactory, Attachment};
 use super::reader::ReaderControl;
 use super::ring::RawRing;
 use super::screen::ScreenModel;
@@ -66,17 +67,15 @@ pub struct ExitInfo {
 }
 
 /// Identity fields fixed at creation.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Identity {
     pub id: String,
     pub tuic_session: String,
     pub alias: String,
     pub display_name: Option<String>,
     pub agent_type: Option<String>,
-    /// Where the session's agent-state events go (`pty-parsed`).
-    pub events: Arc<crate::events::EventBus>,
-    /// Where lifecycle edges go (the peer-messaging layer), once the daemon installed a sink.
-    pub edges: Option<crate::agentwire::EdgeSink>,
+    /// Builds what attaches to the session from outside (see [`super::hooks`]), when installed.
+    pub attach: Option<AttachFactory>,
 }
 
 pub struct Session {
@@ -121,8 +120,11 @@ pub struct Session {
     winsize_fd: Mutex<Option<OwnedFd>>,
     pub(super) capture: Mutex<Option<CaptureFile>>,
     pub(super) counters: Arc<Counters>,
-    /// The agent-state engine of this session and the writer lock (see [`crate::agentwire`]).
-    pub agent: crate::agentwire::AgentLink,
+    /// Held by every writer for the duration of one write, and by a framed write (submit) across
+    /// all of its parts, so writes to the PTY never interleave.
+    writer: tokio::sync::Mutex<()>,
+    /// What the daemon attached to this session (see [`super::hooks`]).
+    attachment: Option<Arc<dyn Attachment>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -171,17 +173,17 @@ impl Session {
         let (kill, kill_rx) = oneshot::channel();
         let live = broadcast::channel(SESSION_BROADCAST_CAPACITY).0;
         let announcer = Announcer { live: live.clone() };
-        let adapter = crate::agentwire::adapter_for(identity.agent_type.as_deref(), &plan.shell);
-        let foreground_fd = winsize_fd.try_clone().ok();
-        let agent = crate::agentwire::AgentLink::new(
-            (&identity.id, &identity.tuic_session),
-            adapter,
-            child.id(),
-            foreground_fd,
-            identity.events,
-            identity.edges,
-            announcer.clone(),
-        );
+        let attachment = identity.attach.as_ref().map(|attach| {
+            attach(AttachContext {
+                session_id: &identity.id,
+                tuic_session: &identity.tuic_session,
+                agent_type: identity.agent_type.as_deref(),
+                program: &plan.shell,
+                child: child.id(),
+                pty: winsize_fd.try_clone().ok(),
+                announcer: announcer.clone(),
+            })
+        });
         let session = Arc::new(Session {
             id: identity.id,
             tuic_session: identity.tuic_session,
@@ -215,7 +217,8 @@ impl Session {
             winsize_fd: Mutex::new(Some(winsize_fd)),
             capture: Mutex::new(capture),
             counters,
-            agent,
+            writer: tokio::sync::Mutex::new(()),
+            attachment,
         });
         // On failure the child is dropped here, which kills it (`kill_on_drop`).
         let reading = super::reader::spawn(session.clone(), read_fd)
@@ -242,15 +245,22 @@ impl Session {
     /// Queues raw bytes for the child's input, in order. Waits only when the input queue is full
     /// (a child that stopped reading); never blocks output.
     pub async fn write(&self, data: impl Into<Bytes>) -> Result<(), SessionError> {
-        let _writer = self.agent.writer().await;
+        let _writer = self.writer().await;
         self.write_held(data.into()).await
     }
 
-    /// [`Session::write`] for a caller already holding `self.agent.writer()` (submit, injection).
-    /// Feeds the agent engine exactly the bytes it queues.
+    /// The writer lock every write holds; a framed write holds it across all of its parts.
+    pub async fn writer(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.writer.lock().await
+    }
+
+    /// [`Session::write`] for a caller already holding [`Session::writer`] (submit, injection).
+    /// Shows the attachment exactly the bytes it queues.
     pub async fn write_held(&self, data: Bytes) -> Result<(), SessionError> {
         self.ensure_running("input")?;
-        self.agent.on_input(&data);
+        if let Some(attachment) = &self.attachment {
+            attachment.on_input(&data);
+        }
         let len = data.len() as u64;
         self.input.send(data).await.map_err(|_| self.exited_error("input"))?;
         self.counters.bytes_written.fetch_add(len, Ordering::Relaxed);
@@ -338,12 +348,24 @@ impl Session {
         self.lock().exit
     }
 
+    /// The attachment, as the concrete type the layer that installed it knows.
+    pub fn attachment<T: Attachment>(&self) -> Option<&T> {
+        self.attachment.as_deref()?.downcast_ref()
+    }
+
+    /// The attachment as the session core sees it (its hooks).
+    pub(super) fn hooks(&self) -> Option<&dyn Attachment> {
+        self.attachment.as_deref()
+    }
+
     /// The one teardown: records the exit, broadcasts `Exit` then `Closed` (after every output
     /// chunk, which the reader broadcast under the same lock), and stops the writer.
     pub(super) fn finish(&self, exit_code: Option<i32>, reason: &'static str) {
-        // The agent engine goes quiet first, so none of its events follows `Closed` (WebSocket) or
+        // The attachment goes quiet first, so none of its events follows `Closed` (WebSocket) or
         // `session-closed` (`/events`).
-        self.agent.release();
+        if let Some(attachment) = &self.attachment {
+            attachment.on_end();
+        }
         {
             let mut out = self.lock();
             if out.exit.is_some() {

@@ -191,31 +191,37 @@ impl Session {
         }
     }
 
-    /// The one meaning of `shell_state`, shared by every reader and by [`Self::wait`]: the agent
+    /// The one meaning of `shell_state`, shared by every reader and by [`Self::wait`]: the attached
     /// engine's view (screen-driven: markers, screen movement, silence), `busy` while output the
-    /// engine has not read yet is pending (its view of a loaded machine lags the raw bytes), and,
-    /// before the engine has a view, `busy` while output arrived within [`SHELL_IDLE_AFTER`];
-    /// `None` before the first output. Computed on read, so an idle session costs no timer.
+    /// screen follower (and so the engine) has not read yet is pending (on a loaded machine it
+    /// lags the raw bytes), and, without an engine view, `busy` while output arrived within
+    /// [`SHELL_IDLE_AFTER`]; `None` before the first output. Computed on read, so an idle session
+    /// costs no timer.
     pub fn shell_state(&self) -> Option<ShellState> {
-        self.shell_state_with(&self.agent.status())
+        self.shell_state_with(self.hooks().map(|h| h.status()).as_ref())
     }
 
-    /// [`Self::shell_state`] given the agent engine's view already read.
-    fn shell_state_with(&self, status: &crate::agent::AgentStatus) -> Option<ShellState> {
+    /// The attached engine's view of the session now (see [`super::hooks`]).
+    pub fn attached_status(&self) -> Option<crate::agent::AgentStatus> {
+        self.hooks().map(|h| h.status())
+    }
+
+    /// [`Self::shell_state`] given the attached engine's view already read.
+    fn shell_state_with(&self, status: Option<&crate::agent::AgentStatus>) -> Option<ShellState> {
         self.shell_reading(status).0
     }
 
-    /// `shell_state`, and the instant it turns idle by silence alone when only raw output
-    /// timing decides it (no engine view yet): the one timer a waiter needs.
-    fn shell_reading(&self, status: &crate::agent::AgentStatus) -> (Option<ShellState>, Option<Instant>) {
+    /// `shell_state`, and the instant it turns idle by silence alone when only raw output timing
+    /// decides it (no engine view): the one timer a waiter needs.
+    fn shell_reading(&self, status: Option<&crate::agent::AgentStatus>) -> (Option<ShellState>, Option<Instant>) {
         let (last, total) = {
             let out = self.lock();
             (out.last_output, out.ring.total())
         };
-        if self.agent.fed() < total {
+        if *self.screen_cursor.borrow() < total {
             return (Some(ShellState::Busy), None);
         }
-        if let Some(state) = status.shell_state {
+        if let Some(state) = status.and_then(|s| s.shell_state) {
             let state = match state {
                 crate::agent::ShellState::Busy => ShellState::Busy,
                 crate::agent::ShellState::Idle => ShellState::Idle,
@@ -241,15 +247,15 @@ impl Session {
 
     pub fn info(&self) -> SessionInfo {
         let (mut info, status) = self.info_and_status();
-        info.state = serde_json::to_value(status).ok();
+        info.state = status.and_then(|s| serde_json::to_value(s).ok());
         info
     }
 
     /// The session's info without `state`, and the agent engine's view it was read with (one
     /// tick of the engine for both).
-    pub fn info_and_status(&self) -> (SessionInfo, crate::agent::AgentStatus) {
-        let status = self.agent.status();
-        let shell_state = self.shell_state_with(&status);
+    pub fn info_and_status(&self) -> (SessionInfo, Option<crate::agent::AgentStatus>) {
+        let status = self.hooks().map(|h| h.status());
+        let shell_state = self.shell_state_with(status.as_ref());
         let (rows, cols, total_lines) = {
             let term = self.term();
             let (rows, cols) = term.screen.size();
@@ -281,40 +287,51 @@ impl Session {
     /// Waits until `until` holds or `timeout` passes; `Idle` is [`Self::shell_state`] idle, so the
     /// answer never disagrees with a status read right after it. Subscribes before it checks, so a
     /// change between the check and the wait is never missed. Wakes only on what can change the
-    /// answer: the engine publishing (its silence timers run on its ticker while output is recent),
-    /// the engine reading the pending output, the first output, the raw silence timer while the
-    /// engine has no view, the exit, and the deadline.
+    /// answer: an engine event (its silence timers run on its ticker while output is recent), the
+    /// screen follower reading the pending output, the first output, the raw silence timer while
+    /// no engine has a view, the exit, and the deadline.
     pub async fn wait(&self, until: WaitFor, timeout: Duration) -> WaitOutcome {
         let deadline = Instant::now() + timeout;
         let mut events = self.subscribe();
         let mut done = self.done.subscribe();
-        let mut engine = self.agent.subscribe();
-        let mut fed = self.agent.subscribe_fed();
+        let mut screen = self.screen_cursor.subscribe();
+        let idle = until == WaitFor::Idle;
         loop {
-            engine.borrow_and_update();
             let exited = self.lock().exit.is_some();
-            let (state, idle_at) = match until {
-                WaitFor::Idle => self.shell_reading(&self.agent.status()),
-                WaitFor::Exited => (None, None),
-            };
-            if exited || (until == WaitFor::Idle && state == Some(ShellState::Idle)) {
+            let (state, idle_at) =
+                if idle { self.shell_reading(self.attached_status().as_ref()) } else { (None, None) };
+            if exited || (idle && state == Some(ShellState::Idle)) {
                 return WaitOutcome::Reached;
             }
             if Instant::now() >= deadline {
                 return WaitOutcome::TimedOut;
             }
-            let idle = until == WaitFor::Idle;
             let total = self.total_written();
-            let wake = idle_at.filter(|_| idle).map_or(deadline, |t| t.min(deadline));
+            let wake = idle_at.map_or(deadline, |t| t.min(deadline));
             tokio::select! {
                 () = tokio::time::sleep_until(wake.into()) => {}
                 _ = done.wait_for(|d| *d) => {}
-                _ = engine.changed(), if idle => {}
-                _ = fed.wait_for(|f| *f >= total), if idle && self.agent.fed() < total => {}
-                received = events.recv(), if idle && state.is_none() => {
-                    if matches!(received, Err(RecvError::Closed)) { return WaitOutcome::Reached; }
+                _ = screen.wait_for(|c| *c >= total), if idle && *self.screen_cursor.borrow() < total => {}
+                closed = next_change(&mut events, state.is_none()), if idle => {
+                    if closed { return WaitOutcome::Reached; }
                 }
             }
+        }
+    }
+}
+
+/// Waits for the next session event that can change `shell_state`: an engine event (or, with
+/// `output` set, before the first output, any event). Output alone changes nothing the screen
+/// cursor does not already say. `true` when the session's broadcast has closed.
+async fn next_change(
+    events: &mut tokio::sync::broadcast::Receiver<std::sync::Arc<super::SessionEvent>>,
+    output: bool,
+) -> bool {
+    loop {
+        match events.recv().await {
+            Err(RecvError::Closed) => return true,
+            Ok(event) if !output && matches!(*event, super::SessionEvent::Output { .. }) => {}
+            _ => return false,
         }
     }
 }

@@ -13,6 +13,7 @@ use serde_json::json;
 
 use super::alias::AliasBook;
 use super::capture::CaptureFile;
+use super::hooks::AttachFactory;
 use super::owner::{Identity, Session};
 use super::process::ProcessSampler;
 use super::{Counters, SessionError, spawn};
@@ -38,8 +39,9 @@ struct Shared {
     counters: Arc<Counters>,
     captures_dir: PathBuf,
     pub(super) sampler: Mutex<ProcessSampler>,
-    /// The lifecycle-edge sink, installed once at daemon start (see [`crate::agentwire::EdgeSink`]).
-    edges: std::sync::OnceLock<crate::agentwire::EdgeSink>,
+    /// Builds what attaches to each new session, installed once by the composition root (see
+    /// [`super::hooks`]).
+    attach: std::sync::OnceLock<AttachFactory>,
 }
 
 #[derive(Default)]
@@ -85,7 +87,7 @@ impl State {
     }
 
     /// The live session (or the id of the creation still spawning) holding `tuic_session`.
-    fn tuic_session_holder(&self, tuic_session: &str) -> Option<String> {
+    fn identity_holder(&self, tuic_session: &str) -> Option<String> {
         let live = self.live.values().find(|s| s.tuic_session == tuic_session).map(|s| s.id.clone());
         live.or_else(|| self.pending.iter().find(|p| p.tuic_session == tuic_session).map(|p| p.id.clone()))
     }
@@ -100,14 +102,14 @@ impl SessionRegistry {
                 counters: Arc::default(),
                 captures_dir: config_dir.join("captures"),
                 sampler: Mutex::new(ProcessSampler::default()),
-                edges: std::sync::OnceLock::new(),
+                attach: std::sync::OnceLock::new(),
             }),
         }
     }
 
-    /// Installs where sessions created from now on send their lifecycle edges (once).
-    pub fn set_edge_sink(&self, sink: crate::agentwire::EdgeSink) {
-        let _ = self.shared.edges.set(sink);
+    /// Installs what attaches to every session created from now on (once).
+    pub fn set_attach_factory(&self, attach: AttachFactory) {
+        let _ = self.shared.attach.set(attach);
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -136,8 +138,8 @@ impl SessionRegistry {
                 return Err(SessionError::Limit { max: max_sessions });
             }
             // Checked and reserved under the same lock: of two racing creations one wins.
-            if let Some(holder) = state.tuic_session_holder(&tuic_session) {
-                return Err(SessionError::TuicSessionInUse(tuic_session, holder));
+            if let Some(holder) = state.identity_holder(&tuic_session) {
+                return Err(SessionError::IdentityInUse(tuic_session, holder));
             }
             // A client-chosen id already in use (a duplicated browser tab) gets a fresh one.
             let id = match &req.session_id {
@@ -158,8 +160,7 @@ impl SessionRegistry {
             alias,
             display_name: req.display_name.clone(),
             agent_type: req.agent_type.clone(),
-            events: self.shared.events.clone(),
-            edges: self.shared.edges.get().cloned(),
+            attach: self.shared.attach.get().cloned(),
         };
         let registry = self.clone();
         let started = Session::start(
@@ -266,13 +267,8 @@ impl SessionRegistry {
             state.tombstones.push_back((Instant::now(), session.clone()));
         }
         session.set_capture(None);
-        if let Some(sink) = self.shared.edges.get() {
-            let exit_code = session.exit_info().and_then(|e| e.exit_code);
-            let _ = sink.send(crate::agentwire::LifecycleEdge {
-                session_id: session.id.clone(),
-                tuic_session: session.tuic_session.clone(),
-                kind: crate::agentwire::EdgeKind::Exited { exit_code },
-            });
+        if let Some(hooks) = session.hooks() {
+            hooks.on_retired(session.exit_info().and_then(|e| e.exit_code));
         }
         self.shared.events.publish(SESSION_CLOSED, &json!({"session_id": session.id, "reason": reason}));
     }

@@ -90,13 +90,14 @@ pub(super) async fn follow_screen(session: Arc<Session>) {
     }
 }
 
-/// The agent engine reads every batch and the screen after it (see [`crate::agentwire`]).
+/// The attachment sees every batch and the screen after it (see [`super::hooks`]).
 fn feed_agent(session: &Session, screen: &super::screen::ScreenModel, bytes: &[u8], cursor: u64) {
+    let Some(hooks) = session.hooks() else { return };
     let (rows, _) = screen.size();
     let mut visible = screen.screen_rows();
     visible.resize(usize::from(rows).max(visible.len()), String::new());
     let view = crate::agent::Screen { rows: &visible, cursor: screen.cursor(), alternate: screen.alternate_screen() };
-    session.agent.on_output(bytes, cursor, &view);
+    hooks.on_output(bytes, cursor, &view);
 }
 
 /// Writes queued input in order, keeping each write's boundaries for the capture. Ends when the

@@ -96,9 +96,9 @@ async fn idle_is_reached_after_output_stops() {
     session.close("explicit_close");
 }
 
-/// Under load the screen follower (and with it the agent engine) lags the raw output. A wait for
-/// idle must not answer `met` on raw silence while the engine has not read the output yet, or
-/// `shell_state` read right after it disagrees (busy).
+/// Under load the screen follower (and with it an attached engine) lags the raw output. A wait
+/// for idle must not answer `met` on raw silence while the follower has not read the output yet,
+/// or `shell_state` read right after it disagrees (busy).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_waits_for_the_engine_to_read_the_output() {
     let (registry, _dir) = registry();
@@ -138,9 +138,55 @@ async fn idle_waits_for_the_engine_to_read_the_output() {
     // as long; let it catch up at once, as it does before an exit.
     session.screen_hurry.notify_one();
     let outcome = session.wait(WaitFor::Idle, DEADLINE).await;
-    let (fed, total) = (session.agent.fed(), session.total_written());
-    assert_eq!(outcome, WaitOutcome::Reached, "engine read {fed} of {total} bytes");
-    assert!(session.agent.fed() >= session.total_written(), "idle only once the engine read everything");
+    let (fed, total) = (*session.screen_cursor.borrow(), session.total_written());
+    assert_eq!(outcome, WaitOutcome::Reached, "the follower read {fed} of {total} bytes");
+    assert!(*session.screen_cursor.borrow() >= session.total_written(), "idle only once everything was read");
     assert_eq!(session.shell_state(), Some(proto::session::ShellState::Idle));
     session.close("explicit_close");
+}
+
+/// Records what the session core tells its attachment, in order.
+#[derive(Default)]
+struct Recorder {
+    calls: std::sync::Mutex<Vec<String>>,
+    input: std::sync::Mutex<Vec<u8>>,
+    retired: tokio::sync::Notify,
+}
+
+impl Attachment for Recorder {
+    fn on_output(&self, _: &[u8], cursor: u64, _: &crate::agent::Screen<'_>) {
+        self.calls.lock().unwrap().push(format!("output {cursor}"));
+    }
+    fn on_input(&self, bytes: &[u8]) {
+        self.input.lock().unwrap().extend_from_slice(bytes);
+    }
+    fn on_end(&self) {
+        self.calls.lock().unwrap().push("end".into());
+    }
+    fn on_retired(&self, exit_code: Option<i32>) {
+        self.calls.lock().unwrap().push(format!("retired {exit_code:?}"));
+        self.retired.notify_one();
+    }
+    fn status(&self) -> crate::agent::AgentStatus {
+        crate::agent::AgentTracker::new(None).snapshot()
+    }
+}
+
+#[tokio::test]
+async fn an_attachment_sees_every_write_every_batch_then_the_end_then_the_retirement() {
+    let (registry, _dir) = registry();
+    let recorder = Arc::new(Recorder::default());
+    let attached = recorder.clone();
+    registry.set_attach_factory(Arc::new(move |_| attached.clone() as Arc<dyn Attachment>));
+    let session = registry.create(&sh(), 10).unwrap();
+    assert!(session.attachment::<Recorder>().is_some_and(|r| std::ptr::eq(r, recorder.as_ref())));
+    assert!(session.info().state.is_some(), "the attachment's status is the session's state");
+    session.write(&b"echo one\n"[..]).await.unwrap();
+    session.write(&b"exit 4\n"[..]).await.unwrap();
+    tokio::time::timeout(DEADLINE, recorder.retired.notified()).await.expect("retired within the deadline");
+    assert_eq!(*recorder.input.lock().unwrap(), b"echo one\nexit 4\n");
+    let calls = recorder.calls.lock().unwrap().clone();
+    let total = session.total_written();
+    let tail: Vec<&str> = calls.iter().rev().take(3).rev().map(String::as_str).collect();
+    assert_eq!(tail, [format!("output {total}").as_str(), "end", "retired Some(4)"], "{calls:?}");
 }

@@ -1,13 +1,13 @@
 //! The `progress` tool (`{type: done|blocked, text, step?}`): a report into the shared journal
-//! ([`crate::agentwire::progress`]), from the caller's PTY (its `x-tuic-session`).
+//! ([`crate::agent_runtime::progress`]), from the caller's PTY (its `x-tuic-session`).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::action::action;
 use super::{CallContext, ToolDef, ToolError, run_blocking};
-use crate::agentwire::journal::{Entry, now_ms};
-use crate::agentwire::progress::{agent_name, append, project_of};
+use crate::agent_runtime::journal::{Entry, now_ms};
+use crate::agent_runtime::progress::{agent_name, append, project_of};
 use crate::limits::PROGRESS_TEXT_MAX_CHARS;
 
 pub const NAME: &str = "progress";

@@ -55,7 +55,7 @@ async fn remote_callers_cannot_spawn_submit_or_cancel_and_learn_nothing_of_forei
     let listed = crate::mcp::tasks::handle_method(&app, Some("me"), true, "tasks/list", &Map::new()).await.unwrap();
     assert_eq!(listed["tasks"][0]["taskId"], json!(task.task_id));
     let status = app.agents.tasks.get(&task.task_id, Some("me")).unwrap().status;
-    assert_eq!(status, crate::agentwire::tasks::TaskStatus::Working);
+    assert_eq!(status, crate::agent_runtime::tasks::TaskStatus::Working);
 }
 
 #[tokio::test]

@@ -5,7 +5,7 @@ use serde::Deserialize;
 
 use super::action::action;
 use super::{CallContext, ToolDef, ToolError, run_blocking};
-use crate::agentwire::journal::{Entry, Filter};
+use crate::agent_runtime::journal::{Entry, Filter};
 
 pub const NAME: &str = "repo";
 

@@ -1,5 +1,5 @@
 //! The `task` tool (`get`, `cancel`); the standard MCP Tasks methods over the same handles are in
-//! `mcp_tasks.rs`.
+//! `mcp/tasks.rs`.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::action::action;
 use super::{CallContext, ToolDef, ToolError};
 use crate::agent::AgentState;
-use crate::agentwire::tasks::{Task, TaskError, TaskStatus};
+use crate::agent_runtime::tasks::{Task, TaskError, TaskStatus};
 use crate::state::App;
 
 pub const NAME: &str = "task";
@@ -67,7 +67,7 @@ fn failed(action: &str, e: TaskError) -> ToolError {
 /// An open task's live status: `input_required` while its agent waits on a question.
 pub(crate) fn live_status(app: &App, task: &Task) -> Option<TaskStatus> {
     let session = app.sessions.resolve(&task.session_id).ok()?;
-    let waiting = session.agent.status().agent_state == Some(AgentState::AwaitingInput);
+    let waiting = session.attached_status().and_then(|s| s.agent_state) == Some(AgentState::AwaitingInput);
     Some(if waiting { TaskStatus::InputRequired } else { TaskStatus::Working })
 }
 

@@ -1,15 +1,16 @@
 //! The `agent` tool's messaging actions: register, list_peers, send, inbox, wait. Typed
 //! parameters (the tool's `inputSchema` derives from them) and thin adapters over
-//! [`crate::messaging::Messaging`], with [`crate::peers`] supplying the live view.
+//! [`crate::messaging::Messaging`], with [`crate::messaging_runtime`] supplying the live view.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
+use crate::agent_runtime::AgentLink;
 use crate::mcp::tools::{CallContext, ToolError, to_value};
 use crate::messaging::{DeliveryPath, InboxQuery, MessagingError, RegisterRequest, TransportId};
-use crate::peers::view::View;
+use crate::messaging_runtime::view::View;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -98,14 +99,16 @@ pub fn register(ctx: &CallContext, p: Register) -> Result<Value, ToolError> {
     };
     let app = &ctx.app;
     let outcome = app.peers.messaging.register(&transport, request, &View(app)).map_err(|e| failed("register", e))?;
-    crate::peers::identity_bound(app, &transport.0, &outcome);
+    crate::messaging_runtime::identity_bound(app, &transport.0, &outcome);
     if let Some(old) = outcome.superseded_identity
         && outcome.mail_stranded.is_none()
     {
-        app.events.publish(crate::peers::PEER_UNREGISTERED, &json!({"tuic_session": old}));
+        app.events.publish(crate::messaging_runtime::PEER_UNREGISTERED, &json!({"tuic_session": old}));
     }
-    app.events
-        .publish(crate::peers::PEER_REGISTERED, &json!({"tuic_session": outcome.tuic_session, "name": outcome.name}));
+    app.events.publish(
+        crate::messaging_runtime::PEER_REGISTERED,
+        &json!({"tuic_session": outcome.tuic_session, "name": outcome.name}),
+    );
     tracing::info!(
         source = "agent_identity", session = %transport.0, tuic_session = %outcome.tuic_session,
         attach = ?outcome.attach, superseded = ?outcome.superseded_identity, "agent action=register"
@@ -132,8 +135,8 @@ pub fn send(ctx: &CallContext, p: Send) -> Result<Value, ToolError> {
     answer["ok"] = json!(true);
     answer["accepted"] = json!(true);
     answer["buffered_in_inbox"] = json!(true);
-    if let Some(session) = View(app).session_of(outcome.recipient) {
-        let status = session.agent.status();
+    let session = View(app).session_of(outcome.recipient);
+    if let Some(status) = session.as_deref().and_then(AgentLink::of).map(AgentLink::status) {
         let mut state = serde_json::Map::new();
         if let Some(shell) = status.shell_state {
             state.insert("shell_state".into(), json!(shell));

@@ -59,7 +59,10 @@ struct Stats {
 fn stats(ctx: &CallContext, _: NoParams) -> Result<Stats, ToolError> {
     let mut stats = Stats { agent_sessions: 0, by_agent_type: BTreeMap::new(), by_agent_state: BTreeMap::new() };
     for session in ctx.app.sessions.list() {
-        let status = session.agent.status();
+        let Some(status) = crate::agent_runtime::AgentLink::of(&session).map(crate::agent_runtime::AgentLink::status)
+        else {
+            continue;
+        };
         let Some(agent_type) = status.agent_type else { continue };
         stats.agent_sessions += 1;
         *stats.by_agent_type.entry(agent_type).or_default() += 1;
@@ -71,6 +74,6 @@ fn stats(ctx: &CallContext, _: NoParams) -> Result<Stats, ToolError> {
     Ok(stats)
 }
 
-fn metrics(ctx: &CallContext, _: NoParams) -> Result<crate::agentwire::state::AgentMetrics, ToolError> {
+fn metrics(ctx: &CallContext, _: NoParams) -> Result<crate::agent_runtime::state::AgentMetrics, ToolError> {
     Ok(ctx.app.agents.counters.snapshot())
 }

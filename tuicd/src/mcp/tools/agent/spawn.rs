@@ -1,10 +1,10 @@
 //! `agent action=spawn`'s MCP side: its typed parameters and their checks; the spawn itself is
-//! [`crate::agentwire::spawn`].
+//! [`crate::agent_runtime::spawn`].
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
 
-use crate::agentwire::spawn::{self as domain, SpawnRequest, Spawned, Spawner};
+use crate::agent_runtime::spawn::{self as domain, SpawnRequest, Spawned, Spawner};
 use crate::mcp::tools::{CallContext, ToolError};
 use crate::messaging::TransportId;
 

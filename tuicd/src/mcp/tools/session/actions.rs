@@ -39,7 +39,7 @@ pub fn list(ctx: &CallContext) -> Value {
         .sessions
         .list()
         .into_iter()
-        .map(|s| (s.agent.status(), s))
+        .map(|s| (s.attached_status(), s))
         .map(|(agent, s)| ListEntry {
             is_caller: ctx.tuic_session.as_deref() == Some(s.tuic_session.as_str()),
             session_id: s.id.clone(),
@@ -48,9 +48,9 @@ pub fn list(ctx: &CallContext) -> Value {
             display_name: s.display_name.clone(),
             cwd: s.cwd.display().to_string(),
             shell_state: s.shell_state(),
-            agent_type: s.agent_type.clone().or_else(|| agent.agent_type.map(str::to_owned)),
-            agent_state: agent.agent_state,
-            background_work: agent.background_work,
+            agent_type: s.agent_type.clone().or_else(|| agent.as_ref()?.agent_type.map(str::to_owned)),
+            agent_state: agent.as_ref().and_then(|a| a.agent_state),
+            background_work: agent.as_ref().is_some_and(|a| a.background_work),
             pty_description: ctx.app.mcp.pty_description(&s.id),
         })
         .collect();

@@ -8,8 +8,9 @@ use serde_json::{Value, json};
 
 use super::session_error;
 use crate::agent::adapters::PromptDelivery;
-use crate::agentwire::state::AgentCounters;
-use crate::agentwire::submit::{SubmitError, SubmitParams, submit as run_submit};
+use crate::agent_runtime::AgentLink;
+use crate::agent_runtime::state::AgentCounters;
+use crate::agent_runtime::submit::{SubmitError, SubmitParams, submit as run_submit};
 use crate::mcp::tools::{CallContext, ToolError, to_value};
 use crate::session::Session;
 
@@ -54,14 +55,14 @@ pub async fn submit(ctx: &CallContext, p: SubmitParams) -> Result<Value, ToolErr
 
 /// Whether the session runs an agent whose composer takes text + Enter only as a framed injection.
 pub fn prefill_only(session: &Session) -> bool {
-    session.agent.adapter().is_some_and(|a| a.prompt_delivery == PromptDelivery::Deferred)
+    AgentLink::of(session).and_then(AgentLink::adapter).is_some_and(|a| a.prompt_delivery == PromptDelivery::Deferred)
 }
 
 /// The legacy framed injection (Ctrl-U, bracketed paste when multiline, the gap, Enter) under the
 /// writer lock, without submit's idle check or receipt.
 pub async fn inject(session: &Arc<Session>, text: &str) -> Result<(), ToolError> {
-    let plan = crate::agent::submit::plan(session.agent.adapter(), text);
-    let _writer = session.agent.writer().await;
+    let plan = crate::agent::submit::plan(AgentLink::of(session).and_then(AgentLink::adapter), text);
+    let _writer = session.writer().await;
     session.write_held(Bytes::from(plan.before_enter)).await.map_err(session_error)?;
     tokio::time::sleep(plan.gap).await;
     session.write_held(Bytes::from_static(plan.enter)).await.map_err(session_error)
@@ -69,7 +70,9 @@ pub async fn inject(session: &Arc<Session>, text: &str) -> Result<(), ToolError>
 
 /// The `wait` answer for an agent session.
 pub fn wait_answer(session: &Session, met: bool, timeout_ms: u64) -> Result<Value, ToolError> {
-    let status = session.agent.status();
+    let status = session
+        .attached_status()
+        .ok_or_else(|| ToolError::new(format!("session {} has no agent engine attached", session.id)))?;
     let mut answer = json!({"met": met, "timed_out": !met, "until": "idle", "timeout_ms": timeout_ms});
     let map = answer.as_object_mut().expect("object");
     if let Some(state) = status.shell_state {

@@ -11,7 +11,7 @@ mod wait;
 
 use super::action::action;
 use super::{Answer, CallContext, ToolDef, ToolError};
-use crate::agentwire::submit::SubmitParams;
+use crate::agent_runtime::submit::SubmitParams;
 use crate::session::SessionError;
 use params::{Create, Input, List, Output, Resize, Target, Wait};
 

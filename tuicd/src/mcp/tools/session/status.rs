@@ -90,6 +90,7 @@ struct StateView<'a> {
 pub fn status(ctx: &CallContext, p: Target) -> Result<String, ToolError> {
     let session = ctx.app.sessions.resolve(&p.session_id).map_err(session_error)?;
     let (info, agent) = session.info_and_status();
+    let agent = agent.ok_or_else(|| ToolError::new(format!("session {} has no agent engine attached", session.id)))?;
     let description = ctx.app.mcp.pty_description(&session.id);
     render(&info, &agent, description.as_deref(), |answer| escaped_json(answer))
 }

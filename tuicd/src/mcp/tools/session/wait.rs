@@ -51,12 +51,12 @@ pub async fn wait(ctx: &CallContext, p: Wait) -> Result<Value, ToolError> {
         let shell_state = session.and_then(|s| s.shell_state());
         to_value(&WaitResult { met, timed_out: !met, until: label, timeout_ms, shell_state, exit_code })
     };
-    // A detected agent: until=idle is a confirmed idle (see `agentwire::wait`).
+    // A detected agent: until=idle is a confirmed idle (see `agent_runtime::wait`).
     if until == Until::Idle
         && let Ok(session) = ctx.app.sessions.resolve(&p.session_id)
-        && session.agent.adapter().is_some()
+        && crate::agent_runtime::AgentLink::of(&session).and_then(crate::agent_runtime::AgentLink::adapter).is_some()
     {
-        let outcome = crate::agentwire::wait::wait_settled(&session, Duration::from_millis(timeout_ms)).await;
+        let outcome = crate::agent_runtime::wait::wait_settled(&session, Duration::from_millis(timeout_ms)).await;
         return super::agent::wait_answer(&session, outcome == WaitOutcome::Reached, timeout_ms);
     }
     // Step 1: tombstones included, nothing subscribed.

@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::AgentLink;
 use crate::limits::AGENT_TICK_INTERVAL;
 use crate::session::{Session, WaitOutcome};
 
@@ -12,14 +13,14 @@ pub fn settled(session: &Session) -> bool {
     if session.exit_info().is_some() {
         return true;
     }
-    session.agent.with_tracker(|t| t.readiness().settled())
+    AgentLink::of(session).is_none_or(|link| link.with_tracker(|t| t.readiness().settled()))
 }
 
 /// Waits until [`settled`] or `timeout`. Re-checks on every engine change and on the tick interval
 /// (silence timers resolve on reads), only while someone waits.
 pub async fn wait_settled(session: &Session, timeout: Duration) -> WaitOutcome {
     let deadline = Instant::now() + timeout;
-    let mut changes = session.agent.subscribe();
+    let mut changes = AgentLink::of(session).map(AgentLink::subscribe);
     loop {
         if settled(session) {
             return WaitOutcome::Reached;
@@ -31,7 +32,7 @@ pub async fn wait_settled(session: &Session, timeout: Duration) -> WaitOutcome {
         let wake = (now + AGENT_TICK_INTERVAL).min(deadline);
         tokio::select! {
             () = tokio::time::sleep_until(wake.into()) => {}
-            _ = changes.changed() => {}
+            Some(_) = async { Some(changes.as_mut()?.changed().await) } => {}
             () = session.finished() => {}
         }
     }

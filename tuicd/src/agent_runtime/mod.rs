@@ -1,10 +1,12 @@
-//! Agents in sessions: the [`crate::agent`] engine wired into every PTY session, and the domain
-//! services the MCP tools call (submit, spawn, task handles, the progress journal).
+//! Agents in sessions: the [`crate::agent`] engine attached to every PTY session from outside,
+//! and the domain services the MCP tools call (submit, spawn, task handles, the progress journal).
 //!
-//! # Wiring (one [`AgentLink`] per session, a field of `Session`)
+//! # Wiring (one [`AgentLink`] per session, the session's attachment)
+//! - [`attach_factory`] builds each session's link; the composition root installs it on the
+//!   session registry, and [`AgentLink::of`] reaches it back from a `Session`.
 //! - The screen follower calls [`AgentLink::on_output`] under the screen lock with each batch it
 //!   applied to the screen model, and the raw cursor past it ([`AgentLink::fed`]).
-//! - Every writer goes through `Session::write`, which holds [`AgentLink::writer`] and feeds
+//! - Every writer goes through `Session::write`, which holds the session's writer lock and feeds
 //!   [`AgentLink::on_input`] with exactly the bytes it queues. `submit` holds the same lock across
 //!   its whole framed write.
 //! - A ticker task runs only while the session had output or input in the last
@@ -15,14 +17,16 @@
 //!   `pty-parsed {session_id, parsed}` on `/events`; the progress journal listens there for intents.
 //!
 //! - Every change of (agent_state, ready) leaves as one [`LifecycleEdge`] on the daemon's
-//!   [`EdgeSink`], sent while the tracker lock is held (so in order); the registry adds the
-//!   session's end. The peer-messaging layer ([`crate::peers`]) drives injection, wake notices
-//!   and child lifecycle mail from them.
+//!   [`EdgeSink`], sent while the tracker lock is held (so in order); the session's retirement adds
+//!   its end, and a deferred prompt the watchdog gave up on adds [`EdgeKind::PromptUndelivered`].
+//!   The layer that installs the sink (peer messaging, which sits above this one) drives
+//!   injection, wake notices and child lifecycle mail from them.
 //!
 //! Lock order: the session's screen lock, then the tracker lock, then `last_edge`, then `ended`;
 //! nothing takes them the other way. `publish` holds `ended` while it sends (then the event
 //! bus's and the broadcasts' own locks).
 
+mod attach;
 pub mod channels;
 pub mod journal;
 pub mod probe;
@@ -33,6 +37,7 @@ pub mod submit;
 pub mod tasks;
 pub mod wait;
 
+pub use attach::attach_factory;
 pub use state::AgentsState;
 
 use std::ops::{Deref, DerefMut};
@@ -53,9 +58,9 @@ use crate::session::{Announcer, SessionEvent};
 /// A copy of a screen: rows, cursor (row, col), alternate screen.
 type ShownScreen = (Vec<String>, (u16, u16), bool);
 
-/// What the messaging layer reacts to: a session's agent lifecycle or readiness changed, or the
-/// session ended. Sent in order, at most once per change, by the one thread holding the tracker
-/// lock (or by the registry's retire for the end).
+/// What the messaging layer reacts to: a session's agent lifecycle or readiness changed, the
+/// session ended, or its deferred prompt was not delivered. Sent in order, at most once per
+/// change, by the one thread holding the tracker lock (or by the session's retirement for the end).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LifecycleEdge {
     pub session_id: String,
@@ -76,6 +81,8 @@ pub enum EdgeKind {
     Exited {
         exit_code: Option<i32>,
     },
+    /// The spawn's deferred prompt never went in (the watchdog passed, or the session ended).
+    PromptUndelivered,
 }
 
 /// Where edges go: one unbounded channel per daemon (edges are rare: one per state change).
@@ -153,15 +160,13 @@ struct Inner {
     announcer: Announcer,
     /// A std mutex held for microseconds, never across `.await`.
     tracker: Mutex<AgentTracker>,
-    /// Held by every writer for the duration of one write, and by submit across its framed write.
-    writer: tokio::sync::Mutex<()>,
     /// Bumped after every published batch of events; waiters re-check on a change.
     version: watch::Sender<u64>,
     ticking: AtomicBool,
     /// The raw output cursor the engine has read up to.
     fed: watch::Sender<u64>,
     last_activity: Mutex<Instant>,
-    /// Set once by [`AgentLink::release`], before the session announces its end. Publishing holds
+    /// Set once by [`Attachment::on_end`], before the session announces its end. Publishing holds
     /// this lock, so every engine event is out before the end and none follows it: a tick after
     /// the exit (a status read, the ticker) would otherwise report `idle` after `session-closed`.
     ended: Mutex<bool>,
@@ -198,7 +203,6 @@ impl AgentLink {
                 events,
                 announcer,
                 tracker: Mutex::new(AgentTracker::new(adapter)),
-                writer: tokio::sync::Mutex::new(()),
                 version: watch::channel(0).0,
                 ticking: AtomicBool::new(false),
                 fed: watch::channel(0).0,
@@ -236,7 +240,7 @@ impl AgentLink {
         self.activity(now);
     }
 
-    /// Bytes a writer queued for the child (called under [`Self::writer`]).
+    /// Bytes a writer queued for the child (called under the session's writer lock).
     pub fn on_input(&self, bytes: &[u8]) {
         let now = Instant::now();
         let events = self.tracker().on_input(bytes, now);
@@ -244,9 +248,19 @@ impl AgentLink {
         self.activity(now);
     }
 
-    /// The writer lock every write holds.
-    pub async fn writer(&self) -> tokio::sync::MutexGuard<'_, ()> {
-        self.inner.writer.lock().await
+    /// Tells the messaging layer that this session's deferred prompt never went in.
+    pub fn report_prompt_undelivered(&self) {
+        self.send_edge(EdgeKind::PromptUndelivered);
+    }
+
+    fn send_edge(&self, kind: EdgeKind) {
+        if let Some(sink) = &self.inner.edges {
+            let _ = sink.send(LifecycleEdge {
+                session_id: self.inner.session_id.clone(),
+                tuic_session: self.inner.tuic_session.clone(),
+                kind,
+            });
+        }
     }
 
     /// The engine's view now (silence timers advanced to this instant first).
@@ -309,13 +323,6 @@ impl AgentLink {
         {
             runtime.spawn(ticker(self.clone()));
         }
-    }
-
-    /// The session is ending: publish nothing more (its end is the last event it sends) and let go
-    /// of the PTY. Called by the session's teardown before it announces the exit.
-    pub fn release(&self) {
-        *self.inner.ended.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        self.inner.pty.lock().unwrap_or_else(|e| e.into_inner()).take();
     }
 
     /// For a shell session: the agent now in the terminal's foreground, if any, becomes the

@@ -76,7 +76,7 @@ pub struct StreamClaim {
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum SessionError {
+pub enum ProtocolSessionError {
     #[error("mcp-session-id must be 1..={MCP_SESSION_ID_MAX_LEN} visible ASCII characters")]
     BadId,
     #[error("too many MCP sessions are open (limit {MCP_MAX_SESSIONS}) and every one holds a live stream")]
@@ -101,7 +101,11 @@ impl ProtocolSessions {
     }
 
     /// Records an `initialize`: resumes a held id, or mints a new one.
-    pub fn initialize(&self, presented: Option<&str>, client: ClientInfo) -> Result<(String, Arrival), SessionError> {
+    pub fn initialize(
+        &self,
+        presented: Option<&str>,
+        client: ClientInfo,
+    ) -> Result<(String, Arrival), ProtocolSessionError> {
         let mut entries = self.lock();
         if let Some(id) = presented
             && let Some(entry) = entries.get_mut(id)
@@ -121,9 +125,9 @@ impl ProtocolSessions {
 
     /// Marks `id` active, recreating it when we no longer hold it (a stale id auto-recovers).
     /// Returns whether it had to be recreated.
-    pub fn touch(&self, id: &str) -> Result<bool, SessionError> {
+    pub fn touch(&self, id: &str) -> Result<bool, ProtocolSessionError> {
         if !valid_id(id) {
-            return Err(SessionError::BadId);
+            return Err(ProtocolSessionError::BadId);
         }
         let mut entries = self.lock();
         if let Some(entry) = entries.get_mut(id) {
@@ -136,12 +140,12 @@ impl ProtocolSessions {
     }
 
     /// The identity bound to a session at initialize.
-    pub fn tuic_session(&self, id: &str) -> Option<String> {
+    pub fn identity(&self, id: &str) -> Option<String> {
         self.lock().get(id).and_then(|e| e.client.tuic_session.clone())
     }
 
     /// Records the peer identity a session was bound to by `agent action=register`.
-    pub fn set_tuic_session(&self, id: &str, tuic_session: &str) {
+    pub fn set_identity(&self, id: &str, tuic_session: &str) {
         if let Some(entry) = self.lock().get_mut(id) {
             entry.client.tuic_session = Some(tuic_session.to_owned());
         }
@@ -187,7 +191,7 @@ impl ProtocolSessions {
 
     /// Installs a new GET stream on `id` (recreating the id if needed), replacing any older one:
     /// dropping the old sender ends the superseded stream.
-    pub fn attach_stream(&self, id: &str) -> Result<StreamClaim, SessionError> {
+    pub fn attach_stream(&self, id: &str) -> Result<StreamClaim, ProtocolSessionError> {
         self.touch(id)?;
         let generation = self.generation.fetch_add(1, Ordering::Relaxed) + 1;
         let (sender, receiver) = mpsc::channel(MCP_STREAM_QUEUE);
@@ -252,14 +256,14 @@ impl ProtocolSessions {
 }
 
 /// Inserts under the cap: at the cap, evicts the least recently used session without a stream.
-fn insert(entries: &mut HashMap<String, Entry>, id: String, client: ClientInfo) -> Result<(), SessionError> {
+fn insert(entries: &mut HashMap<String, Entry>, id: String, client: ClientInfo) -> Result<(), ProtocolSessionError> {
     if entries.len() >= MCP_MAX_SESSIONS {
         let victim = entries
             .iter()
             .filter(|(_, e)| e.stream.is_none())
             .min_by_key(|(_, e)| e.last_active)
             .map(|(k, _)| k.clone())
-            .ok_or(SessionError::Full)?;
+            .ok_or(ProtocolSessionError::Full)?;
         tracing::info!(source = "mcp", session = %victim, "session cap reached; evicted the least recently used session");
         entries.remove(&victim);
     }
@@ -311,8 +315,8 @@ mod tests {
         let sessions = ProtocolSessions::default();
         assert_eq!(sessions.touch("stale-id"), Ok(true));
         assert_eq!(sessions.touch("stale-id"), Ok(false));
-        assert_eq!(sessions.touch("has space"), Err(SessionError::BadId));
-        assert_eq!(sessions.touch(&"x".repeat(MCP_SESSION_ID_MAX_LEN + 1)), Err(SessionError::BadId));
+        assert_eq!(sessions.touch("has space"), Err(ProtocolSessionError::BadId));
+        assert_eq!(sessions.touch(&"x".repeat(MCP_SESSION_ID_MAX_LEN + 1)), Err(ProtocolSessionError::BadId));
     }
 
     #[test]

@@ -20,6 +20,8 @@ pub struct AgentsState {
     /// Opened on first use under the config dir.
     journal: Mutex<Option<Journal>>,
     pub counters: AgentCounters,
+    /// Where the sessions' lifecycle edges go, installed once by the layer that consumes them.
+    pub edges: std::sync::Arc<std::sync::OnceLock<super::EdgeSink>>,
 }
 
 /// What one `agent action=spawn` set up.
@@ -96,7 +98,7 @@ impl AgentsState {
     }
 
     /// The spawn whose PTY carries `tuic_session` (the caller of a tool running inside it).
-    pub fn spawn_by_tuic_session(&self, tuic_session: &str) -> Option<(String, SpawnInfo)> {
+    pub fn spawn_by_identity(&self, tuic_session: &str) -> Option<(String, SpawnInfo)> {
         self.spawns().iter().find(|(_, s)| s.tuic_session == tuic_session).map(|(id, s)| (id.clone(), s.clone()))
     }
 

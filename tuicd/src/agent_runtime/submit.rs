@@ -13,6 +13,7 @@ use bytes::Bytes;
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
 
+use super::AgentLink;
 use crate::agent::submit::{self, AckOutcome, SubmitReceipt};
 use crate::session::Session;
 
@@ -52,8 +53,10 @@ pub async fn submit(session: &Arc<Session>, text: &str, timeout_ms: Option<u64>)
     }
     let submission_id = uuid::Uuid::new_v4().to_string();
     let timeout = submit::ack_timeout(timeout_ms);
-    let link = session.agent.clone();
-    let writer = link.writer().await;
+    let Some(link) = AgentLink::of(session) else {
+        return Err(SubmitError::Invalid(format!("session {} has no agent engine attached", session.id)));
+    };
+    let writer = session.writer().await;
     let checked = link.with_tracker(|t| (t.check_submit(), t.turn_epoch(), t.composer_state(), t.adapter()));
     let (check, epoch, composer, adapter) = checked;
     if let Err(refusal) = check {
@@ -82,17 +85,18 @@ pub async fn submit(session: &Arc<Session>, text: &str, timeout_ms: Option<u64>)
 /// already reflects the agent's answer), the session's end, a newer turn, or the timeout.
 async fn acknowledgement(session: &Session, offset: u64, epoch: u64, timeout: Duration) -> AckOutcome {
     let deadline = Instant::now() + timeout;
-    let mut output = session.agent.subscribe_fed();
-    let mut changes = session.agent.subscribe();
+    let Some(link) = AgentLink::of(session) else { return AckOutcome::TimedOut };
+    let mut output = link.subscribe_fed();
+    let mut changes = link.subscribe();
     loop {
-        let total = session.agent.fed();
+        let total = link.fed();
         if total > offset {
             return AckOutcome::Moved { bytes: total - offset };
         }
         if session.exit_info().is_some() {
             return AckOutcome::SessionExited;
         }
-        if session.agent.with_tracker(|t| t.turn_epoch()) != epoch {
+        if link.with_tracker(|t| t.turn_epoch()) != epoch {
             return AckOutcome::Superseded;
         }
         if Instant::now() >= deadline {

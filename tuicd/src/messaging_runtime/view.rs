@@ -50,18 +50,18 @@ impl Liveness for View<'_> {
     }
 
     fn transport_is_live(&self, transport: &TransportId) -> bool {
-        self.0.mcp.sessions.is_live(&transport.0, MCP_OWNER_ACTIVITY_GRACE)
+        self.0.mcp.protocol_sessions.is_live(&transport.0, MCP_OWNER_ACTIVITY_GRACE)
     }
 
     /// Only a PTY running a recognised agent is a managed terminal: a plain shell would run a
     /// typed message as a command, so its identity is treated like an external peer (inbox only).
     fn terminal_facts(&self, tuic_session: Uuid) -> Option<TerminalFacts> {
         let session = self.session_of(tuic_session)?;
-        let (adapter, state, ready) =
-            session.agent.with_tracker(|t| (t.adapter(), t.snapshot_state(), t.check_submit().is_ok()));
+        let (adapter, state, ready) = crate::agent_runtime::AgentLink::of(&session)?
+            .with_tracker(|t| (t.adapter(), t.snapshot_state(), t.check_submit().is_ok()));
         let adapter = adapter?;
         let agent = if adapter.id == CLAUDE_CODE { AgentKind::ClaudeCode } else { AgentKind::Other };
-        let channel_stream = !self.0.mcp.sessions.channel_streams(&session.tuic_session).is_empty();
+        let channel_stream = !self.0.mcp.protocol_sessions.channel_streams(&session.tuic_session).is_empty();
         Some(TerminalFacts { agent, lifecycle: lifecycle(state), composer_empty: ready, channel_stream })
     }
 }

@@ -9,7 +9,7 @@
 //!   `TUIC_SESSION`, transport liveness (a GET stream, or a request within the 6 s owner grace),
 //!   and delivery facts from the session's agent engine.
 //! - One driver task ([`driver::run`]) owns every PTY write messaging makes. It wakes on the
-//!   core's delivery signal and on [`crate::agentwire::LifecycleEdge`]s (agent state / readiness
+//!   core's delivery signal and on [`crate::agent_runtime::LifecycleEdge`]s (agent state / readiness
 //!   changes, session exits, sent by the engine under its tracker lock, so in order), and:
 //!   pushes payloads to a working Claude Code turn as `notifications/claude/channel`, or queues
 //!   them in the recipient's [`InjectionQueue`] and types at most one per idle transition
@@ -123,11 +123,11 @@ impl Peers {
     }
 }
 
-/// Starts the driver: installs the lifecycle-edge sink on the registry (sessions created from now
-/// on report their edges) and spawns the one task that delivers.
+/// Starts the driver: installs the lifecycle-edge sink of the agent layer (sessions created from
+/// now on report their edges) and spawns the one task that delivers.
 pub fn start(app: &App) {
     let (sink, edges) = tokio::sync::mpsc::unbounded_channel();
-    app.sessions.set_edge_sink(sink);
+    let _ = app.agents.edges.set(sink);
     let (recheck, rechecks) = tokio::sync::mpsc::unbounded_channel();
     let _ = app.peers.recheck.set(recheck.clone());
     tokio::spawn(driver::run(app.clone(), edges, recheck, rechecks));
@@ -162,7 +162,7 @@ pub fn bind(app: &App, transport: &str, tuic_session: &str) {
 /// identity it superseded (a repair or `replaces`).
 pub fn identity_bound(app: &App, transport: &str, outcome: &crate::messaging::RegisterOutcome) {
     let identity = outcome.tuic_session.to_string();
-    app.mcp.sessions.set_tuic_session(transport, &identity);
+    app.mcp.protocol_sessions.set_identity(transport, &identity);
     app.agents.tasks.owner_moved(transport, &identity);
     if let Some(old) = outcome.superseded_identity {
         app.agents.tasks.owner_moved(&old.to_string(), &identity);

@@ -1,16 +1,16 @@
-//! HTTPS for the TCP listener with rustls (ring provider), from `services.tls`.
+//! `services.tls` read into a rustls server config (ring provider): the TCP listener serves HTTPS
+//! with it, and a config update is refused when it cannot be built.
 
 use std::sync::Arc;
 
-use rustls::ServerConfig;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
-use tokio_rustls::TlsAcceptor;
 
-use crate::config::TlsConfig;
+use super::TlsConfig;
 
-/// Builds the acceptor, or `None` when TLS is off. Errors name the file and what is wrong with it.
-pub fn acceptor(tls: &TlsConfig) -> Result<Option<TlsAcceptor>, String> {
+/// Reads the certificate chain and key, or `None` when TLS is off. Errors name the file and what
+/// is wrong with it.
+pub fn server_config(tls: &TlsConfig) -> Result<Option<rustls::ServerConfig>, String> {
     let Some((cert_path, key_path)) = tls.paths() else { return Ok(None) };
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert_path)
         .map_err(|e| format!("services.tls.cert_path: cannot read {cert_path}: {e}"))?
@@ -22,17 +22,17 @@ pub fn acceptor(tls: &TlsConfig) -> Result<Option<TlsAcceptor>, String> {
     let key = PrivateKeyDer::from_pem_file(key_path)
         .map_err(|e| format!("services.tls.key_path: {key_path} is not a PEM private key: {e}"))?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = ServerConfig::builder_with_provider(provider)
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("services.tls: {e}"))?
         .with_no_client_auth()
         .with_single_cert(certs, key)
         .map_err(|e| format!("services.tls: the certificate and key do not form a usable pair: {e}"))?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    Ok(Some(TlsAcceptor::from(Arc::new(config))))
+    Ok(Some(config))
 }
 
-/// Validates `services.tls` without keeping the acceptor (used before saving a config).
+/// Validates `services.tls` without keeping the server config (used before saving a config).
 pub fn check(tls: &TlsConfig) -> Result<(), String> {
-    acceptor(tls).map(|_| ())
+    server_config(tls).map(|_| ())
 }

@@ -2,7 +2,7 @@
 
 use http::Method;
 
-use super::{ApiError, ApiResult, Caller, Request, Response};
+use crate::http::{ApiError, ApiResult, Caller, Request, Response};
 use crate::routes;
 use crate::state::App;
 

@@ -9,8 +9,8 @@ use uuid::Uuid;
 
 use super::view::View;
 use crate::agent::AgentState;
-use crate::agentwire::submit::{SubmitError, submit};
-use crate::agentwire::{EdgeKind, LifecycleEdge};
+use crate::agent_runtime::submit::{SubmitError, submit};
+use crate::agent_runtime::{AgentLink, EdgeKind, LifecycleEdge};
 use crate::limits::WAKE_NOTICE_EXPIRY;
 use crate::messaging::injection::{QueueEntry, frame_for_terminal};
 use crate::messaging::{AgentKind, AgentMessage, ChildState, Lifecycle, Liveness, WakeResult};
@@ -81,8 +81,8 @@ fn push_channel(app: &App, id: Uuid, message: &AgentMessage) -> bool {
         },
     })
     .to_string();
-    let streams = app.mcp.sessions.channel_streams(&id.to_string());
-    let pushed = streams.iter().filter(|s| app.mcp.sessions.push(s, &notification)).count();
+    let streams = app.mcp.protocol_sessions.channel_streams(&id.to_string());
+    let pushed = streams.iter().filter(|s| app.mcp.protocol_sessions.push(s, &notification)).count();
     if pushed > 0 {
         tracing::info!(source = "agent_msg", recipient = %id, message_id = %message.id, route = "sse_channel", "delivered");
     }
@@ -93,7 +93,8 @@ fn push_channel(app: &App, id: Uuid, message: &AgentMessage) -> bool {
 fn release(app: &App, id: Uuid, recheck: &UnboundedSender<Uuid>) {
     let Some(session) = View(app).session_of(id) else { return };
     let read_cursor = app.peers.messaging.read_cursor(id);
-    let ready = session.agent.with_tracker(|t| t.check_submit().is_ok());
+    let Some(link) = AgentLink::of(&session) else { return };
+    let ready = link.with_tracker(|t| t.check_submit().is_ok());
     let entry = {
         let mut terminals = app.peers.terminals();
         let terminal = terminals.entry(id).or_default();
@@ -202,6 +203,10 @@ fn on_edge(app: &App, edge: LifecycleEdge, recheck: &UnboundedSender<Uuid>) {
         EdgeKind::Exited { exit_code } => {
             app.peers.terminals().remove(&id);
             app.peers.messaging.child_lifecycle(id, ChildState::Exited { exit_code }, &View(app));
+        }
+        // One prompt_delivery_failed to the parent (state only, like every lifecycle mail).
+        EdgeKind::PromptUndelivered => {
+            app.peers.messaging.child_lifecycle(id, ChildState::PromptDeliveryFailed, &View(app));
         }
     }
 }

@@ -22,7 +22,7 @@ pub fn agent_name(app: &App, session: &Session) -> String {
     if let Some(info) = app.agents.spawn_info(&session.id) {
         return info.name;
     }
-    let kind = session.agent.adapter().map_or("shell", |a| a.id);
+    let kind = super::AgentLink::of(session).and_then(|l| l.adapter()).map_or("shell", |a| a.id);
     format!("{kind}-{}", session.alias)
 }
 

@@ -15,7 +15,7 @@ use super::submit::{SubmitError, submit};
 use crate::agent::adapters::{self, Adapter};
 use crate::agent::launch::{self, ArgvSource, DescriptionParam};
 use crate::limits::{DEFERRED_PROMPT_WATCHDOG, TASK_POLL_INTERVAL_MS};
-use crate::messaging::{ChildState, SpawnLink, TransportId, child_prompt_instruction};
+use crate::messaging::{SpawnLink, TransportId, child_prompt_instruction};
 use crate::session::Session;
 use crate::state::App;
 
@@ -233,9 +233,7 @@ async fn deliver_deferred(app: App, session: Arc<Session>, prompt: String, task_
     app.agents.set_prompt_delivery(&session.id, "undelivered");
     tracing::warn!(session = %session.id, task = %task_id, reason = %reason, "deferred prompt was not delivered");
     app.events.publish(PROMPT_UNDELIVERED, &json!({"session_id": session.id, "task_id": task_id, "reason": reason}));
-    // One prompt_delivery_failed to the parent (state only, like every lifecycle mail).
-    if let Ok(child) = uuid::Uuid::parse_str(&session.tuic_session) {
-        let view = crate::peers::view::View(&app);
-        app.peers.messaging.child_lifecycle(child, ChildState::PromptDeliveryFailed, &view);
+    if let Some(link) = super::AgentLink::of(&session) {
+        link.report_prompt_undelivered();
     }
 }
