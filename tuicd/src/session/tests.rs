@@ -100,7 +100,7 @@ async fn idle_is_reached_after_output_stops() {
 /// for idle must not answer `met` on raw silence while the follower has not read the output yet,
 /// or `shell_state` read right after it disagrees (busy).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn idle_waits_for_the_engine_to_read_the_output() {
+async fn idle_waits_for_the_screen_follower_to_read_the_output() {
     let (registry, _dir) = registry();
     let session = registry.create(&sh(), 10).unwrap();
     assert_eq!(session.wait(WaitFor::Idle, DEADLINE).await, WaitOutcome::Reached);
@@ -130,7 +130,7 @@ async fn idle_waits_for_the_engine_to_read_the_output() {
     }
     // Raw output has been silent for well over the idle threshold by the end of this wait.
     let outcome = session.wait(WaitFor::Idle, Duration::from_millis(1500)).await;
-    assert_eq!(outcome, WaitOutcome::TimedOut, "output the engine has not read is not idle");
+    assert_eq!(outcome, WaitOutcome::TimedOut, "output the screen follower has not read is not idle");
     assert_eq!(session.shell_state(), Some(proto::session::ShellState::Busy));
     release_tx.send(()).unwrap();
     stalled.join().unwrap();
