@@ -29,6 +29,9 @@ echo "ok"
 stage "format"
 cargo fmt --all -- --check
 
+stage "clippy: every crate and target, warnings are errors"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
 stage "module cycles: no top-level module imports one that imports it back"
 cycles_tool="$root/../shared/tools/module-cycles.py"
 [ -f "$cycles_tool" ] || { echo "missing $cycles_tool (shared/ is expected beside the clone)"; exit 1; }

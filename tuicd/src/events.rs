@@ -14,7 +14,7 @@ use crate::limits::{EVENT_CHANNEL_CAPACITY, EVENT_HISTORY};
 use crate::lock::Recover;
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Event {
+pub(crate) struct Event {
     pub id: u64,
     pub kind: &'static str,
     /// The JSON payload, serialised once and shared by every subscriber.
@@ -22,7 +22,7 @@ pub struct Event {
 }
 
 #[derive(Debug)]
-pub struct EventBus {
+pub(crate) struct EventBus {
     /// A std mutex: held only to assign an id, push to the ring and send, never across `.await`.
     /// Sending under the lock keeps the live order identical to the id order.
     history: Mutex<History>,
@@ -37,7 +37,7 @@ struct History {
 
 /// What a subscriber gets: the events it missed (or how many it can no longer get), then live.
 #[derive(Debug)]
-pub struct Subscription {
+pub(crate) struct Subscription {
     pub missed: u64,
     pub replay: Vec<Arc<Event>>,
     pub live: broadcast::Receiver<Arc<Event>>,
@@ -50,12 +50,12 @@ impl Default for EventBus {
 }
 
 impl EventBus {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let (live, _) = broadcast::channel(EVENT_CHANNEL_CAPACITY);
         Self { history: Mutex::new(History { next_id: 1, events: VecDeque::with_capacity(EVENT_HISTORY) }), live }
     }
 
-    pub fn publish<T: Serialize>(&self, kind: &'static str, payload: &T) -> u64 {
+    pub(crate) fn publish<T: Serialize>(&self, kind: &'static str, payload: &T) -> u64 {
         let data: Arc<str> = serde_json::to_string(payload).unwrap_or_else(|_| "{}".into()).into();
         let mut history = self.history.locked();
         let id = history.next_id;
@@ -71,13 +71,13 @@ impl EventBus {
     }
 
     /// The id of the newest event, 0 before the first.
-    pub fn last_id(&self) -> u64 {
+    pub(crate) fn last_id(&self) -> u64 {
         self.history.locked().next_id - 1
     }
 
     /// Subscribes to live events and, with `after`, collects the retained events newer than it.
     /// Subscribing and reading history happen under one lock, so nothing falls between them.
-    pub fn subscribe(&self, after: Option<u64>) -> Subscription {
+    pub(crate) fn subscribe(&self, after: Option<u64>) -> Subscription {
         let history = self.history.locked();
         let live = self.live.subscribe();
         let Some(after) = after else {
@@ -91,7 +91,7 @@ impl EventBus {
 
     /// Retained events newer than `after`, for a subscriber that fell behind the live channel.
     /// Returns how many it can no longer get, and the rest.
-    pub fn since(&self, after: u64) -> (u64, Vec<Arc<Event>>) {
+    pub(crate) fn since(&self, after: u64) -> (u64, Vec<Arc<Event>>) {
         let history = self.history.locked();
         let oldest = history.events.front().map_or(history.next_id, |e| e.id);
         let missed = oldest.saturating_sub(after + 1);

@@ -15,7 +15,7 @@ use crate::server::tcp::TcpControl;
 use crate::session::SessionRegistry;
 
 #[derive(Clone)]
-pub struct App {
+pub(crate) struct App {
     inner: Arc<Shared>,
 }
 
@@ -25,7 +25,7 @@ impl std::fmt::Debug for App {
     }
 }
 
-pub struct Shared {
+pub(crate) struct Shared {
     pub config: ConfigStore,
     pub config_dir: PathBuf,
     pub socket_path: PathBuf,
@@ -51,7 +51,7 @@ pub struct Shared {
 impl Shared {
     /// The daemon's state with its parts fresh: one event bus shared by the session registry,
     /// empty MCP, agent and peer state. The one place that lists every part.
-    pub fn new(
+    pub(crate) fn new(
         config: ConfigStore,
         config_dir: PathBuf,
         socket_path: PathBuf,
@@ -84,21 +84,21 @@ impl Shared {
 }
 
 impl App {
-    pub fn new(shared: Shared) -> Self {
+    pub(crate) fn new(shared: Shared) -> Self {
         Self { inner: Arc::new(shared) }
     }
 
     /// Starts every background service, each until shutdown: the MCP protocol-session reaper
     /// (sessions unused for `mcp_session_ttl` are forgotten), peer delivery, and the progress
     /// journal's intent recorder. Called once, after the listeners are bound.
-    pub fn start_services(&self, mcp_session_ttl: Duration) {
+    pub(crate) fn start_services(&self, mcp_session_ttl: Duration) {
         crate::mcp::spawn_reaper(self, mcp_session_ttl);
         crate::messaging_runtime::start(self);
         tokio::spawn(crate::agent_runtime::progress::record_intents(self.clone()));
     }
 
     /// Resolves once the daemon starts shutting down; long-lived streams select on it.
-    pub async fn stopping(&self) {
+    pub(crate) async fn stopping(&self) {
         let mut shutdown = self.shutdown.clone();
         let _ = shutdown.wait_for(|stopping| *stopping).await;
     }

@@ -10,7 +10,7 @@ use serde::Serialize;
 /// Observed PTY activity. Not task completion.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ShellState {
+pub(crate) enum ShellState {
     Busy,
     Idle,
 }
@@ -18,7 +18,7 @@ pub enum ShellState {
 /// What a detected agent is doing (tuic-wire 2.4 `agent_state`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum AgentState {
+pub(crate) enum AgentState {
     Starting,
     Working,
     AwaitingInput,
@@ -28,7 +28,7 @@ pub enum AgentState {
 
 /// One option of a choice prompt, e.g. `❯ 1. Yes` or Aider's `(Y)es`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ChoiceOption {
+pub(crate) struct ChoiceOption {
     /// What to type to pick it: the number, or the letter of a `(Y)es` style prompt.
     pub key: String,
     pub label: String,
@@ -42,7 +42,7 @@ pub struct ChoiceOption {
 
 /// A confident multiple-choice question on screen.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ChoicePrompt {
+pub(crate) struct ChoicePrompt {
     pub title: String,
     pub options: Vec<ChoiceOption>,
     /// `cancel` when the prompt says Esc dismisses it.
@@ -107,7 +107,7 @@ pub(crate) enum AgentEvent {
 /// What the composer holds, as far as the bytes written into it tell (never the app's own view).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum ComposerState {
+pub(crate) enum ComposerState {
     Empty,
     Partial,
     /// Edited with keys whose effect cannot be known from bytes (arrows, history, Alt-keys).
@@ -116,7 +116,7 @@ pub enum ComposerState {
 
 /// The engine's current view, for `session action=status` / `list` (tuic-wire 2.4 names).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct AgentStatus {
+pub(crate) struct AgentStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent_type: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -15,7 +15,7 @@ use crate::limits::{PROGRESS_LINE_MAX_BYTES, PROGRESS_LIST_MAX};
 pub(crate) const FILE_NAME: &str = "progress.jsonl";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub id: String,
     /// Milliseconds since the Unix epoch.
     pub ts: u64,
@@ -35,7 +35,7 @@ pub struct Entry {
 
 /// What `progress_list` keeps.
 #[derive(Debug, Clone, Default)]
-pub struct Filter {
+pub(crate) struct Filter {
     pub project: Option<String>,
     pub agent: Option<String>,
     /// Entries at or after this many ms since the epoch.
@@ -43,7 +43,7 @@ pub struct Filter {
 }
 
 #[derive(Debug)]
-pub struct Journal {
+pub(crate) struct Journal {
     path: PathBuf,
 }
 
@@ -52,12 +52,12 @@ pub(crate) fn now_ms() -> u64 {
 }
 
 impl Journal {
-    pub fn new(config_dir: &Path) -> Self {
+    pub(crate) fn new(config_dir: &Path) -> Self {
         Self { path: config_dir.join(FILE_NAME) }
     }
 
     /// Appends one entry as one line.
-    pub fn append(&self, entry: &Entry) -> std::io::Result<()> {
+    pub(crate) fn append(&self, entry: &Entry) -> std::io::Result<()> {
         let mut line = serde_json::to_string(entry).map_err(std::io::Error::other)?;
         line.push('\n');
         if line.len() > PROGRESS_LINE_MAX_BYTES {
@@ -70,7 +70,7 @@ impl Journal {
     }
 
     /// Matching entries, oldest first, at most [`PROGRESS_LIST_MAX`] (the newest ones).
-    pub fn list(&self, filter: &Filter) -> Vec<Entry> {
+    pub(crate) fn list(&self, filter: &Filter) -> Vec<Entry> {
         let file = match std::fs::File::open(&self.path) {
             Ok(file) => file,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),

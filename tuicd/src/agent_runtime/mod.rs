@@ -63,14 +63,14 @@ type ShownScreen = (Vec<String>, (u16, u16), bool);
 /// session ended, or its deferred prompt was not delivered. Sent in order, at most once per
 /// change, by the one thread holding the tracker lock (or by the session's retirement for the end).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LifecycleEdge {
+pub(crate) struct LifecycleEdge {
     pub session_id: String,
     pub tuic_session: String,
     pub kind: EdgeKind,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EdgeKind {
+pub(crate) enum EdgeKind {
     /// The agent's canonical state, whether it is confirmed idle (the engine's one definition,
     /// [`crate::agent::Readiness`]), and whether a typed turn may go in now (confirmed idle with an
     /// empty composer): the same test `session action=submit` applies.

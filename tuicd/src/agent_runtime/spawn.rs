@@ -141,8 +141,6 @@ pub(crate) async fn spawn(app: &App, p: SpawnRequest, spawner: Spawner) -> Resul
     let delivery = if plan.deferred_prompt.is_some() { "deferred" } else { "argv" };
     let info = SpawnInfo {
         name: name.clone(),
-        tuic_session: session.tuic_session.clone(),
-        task_id: task.task_id.clone(),
         progress_tracking: p.progress_tracking.unwrap_or(true),
         prompt_delivery: delivery,
     };

@@ -13,7 +13,7 @@ use super::tasks::TaskStore;
 use crate::lock::Recover;
 
 #[derive(Debug, Default)]
-pub struct AgentsState {
+pub(crate) struct AgentsState {
     pub tasks: TaskStore,
     /// Spawned sessions by PTY id. Bounded by the spawns still live or tombstoned: an entry goes
     /// when its session is no longer resolvable (swept on every spawn).
@@ -27,10 +27,8 @@ pub struct AgentsState {
 
 /// What one `agent action=spawn` set up.
 #[derive(Debug, Clone)]
-pub struct SpawnInfo {
+pub(crate) struct SpawnInfo {
     pub name: String,
-    pub tuic_session: String,
-    pub task_id: String,
     /// `false` answers `progress_tracking_disabled` to this agent's progress calls.
     pub progress_tracking: bool,
     /// `argv`, `deferred`, `delivered` (a deferred prompt went in) or `undelivered` (the watchdog fired).
@@ -38,7 +36,7 @@ pub struct SpawnInfo {
 }
 
 #[derive(Debug, Default)]
-pub struct AgentCounters {
+pub(crate) struct AgentCounters {
     pub spawned: AtomicU64,
     pub spawn_failures: AtomicU64,
     pub submits: AtomicU64,
@@ -51,7 +49,7 @@ pub struct AgentCounters {
 
 /// `agent action=metrics`.
 #[derive(Debug, Serialize)]
-pub struct AgentMetrics {
+pub(crate) struct AgentMetrics {
     pub spawned: u64,
     pub spawn_failures: u64,
     pub submits: u64,
@@ -63,11 +61,11 @@ pub struct AgentMetrics {
 }
 
 impl AgentCounters {
-    pub fn bump(counter: &AtomicU64) {
+    pub(crate) fn bump(counter: &AtomicU64) {
         counter.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub fn snapshot(&self) -> AgentMetrics {
+    pub(crate) fn snapshot(&self) -> AgentMetrics {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         AgentMetrics {
             spawned: get(&self.spawned),
@@ -88,29 +86,24 @@ impl AgentsState {
     }
 
     /// Records a spawn; drops entries whose sessions `keep` no longer knows.
-    pub fn record_spawn(&self, session_id: &str, info: SpawnInfo, keep: impl Fn(&str) -> bool) {
+    pub(crate) fn record_spawn(&self, session_id: &str, info: SpawnInfo, keep: impl Fn(&str) -> bool) {
         let mut spawns = self.spawns();
         spawns.retain(|id, _| keep(id));
         spawns.insert(session_id.to_owned(), info);
     }
 
-    pub fn spawn_info(&self, session_id: &str) -> Option<SpawnInfo> {
+    pub(crate) fn spawn_info(&self, session_id: &str) -> Option<SpawnInfo> {
         self.spawns().get(session_id).cloned()
     }
 
-    /// The spawn whose PTY carries `tuic_session` (the caller of a tool running inside it).
-    pub fn spawn_by_identity(&self, tuic_session: &str) -> Option<(String, SpawnInfo)> {
-        self.spawns().iter().find(|(_, s)| s.tuic_session == tuic_session).map(|(id, s)| (id.clone(), s.clone()))
-    }
-
-    pub fn set_prompt_delivery(&self, session_id: &str, delivery: &'static str) {
+    pub(crate) fn set_prompt_delivery(&self, session_id: &str, delivery: &'static str) {
         if let Some(info) = self.spawns().get_mut(session_id) {
             info.prompt_delivery = delivery;
         }
     }
 
     /// The journal under `config_dir`, opened on first use.
-    pub fn journal(&self, config_dir: &std::path::Path) -> MutexGuard<'_, Option<Journal>> {
+    pub(crate) fn journal(&self, config_dir: &std::path::Path) -> MutexGuard<'_, Option<Journal>> {
         let mut journal = self.journal.locked();
         if journal.is_none() {
             *journal = Some(Journal::new(config_dir));

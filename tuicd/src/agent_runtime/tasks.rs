@@ -19,7 +19,7 @@ use crate::lock::Recover;
 /// The MCP Tasks vocabulary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum TaskStatus {
+pub(crate) enum TaskStatus {
     Working,
     InputRequired,
     Completed,
@@ -28,13 +28,13 @@ pub enum TaskStatus {
 }
 
 impl TaskStatus {
-    pub fn is_terminal(self) -> bool {
+    pub(crate) fn is_terminal(self) -> bool {
         matches!(self, TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled)
     }
 }
 
 #[derive(Debug, Clone)]
-pub struct Task {
+pub(crate) struct Task {
     pub task_id: String,
     pub session_id: String,
     /// The caller identity that spawned it (tuic_session, else its MCP session: a pending id that
@@ -51,7 +51,7 @@ pub struct Task {
 
 impl Task {
     /// The `task action=get` answer; `live` is the status read from the agent for an open task.
-    pub fn to_json(&self, live: Option<TaskStatus>) -> Value {
+    pub(crate) fn to_json(&self, live: Option<TaskStatus>) -> Value {
         let status = if self.status.is_terminal() { self.status } else { live.unwrap_or(self.status) };
         let mut value = json!({
             "task_id": self.task_id,
@@ -74,7 +74,7 @@ impl Task {
 
 /// Why a task lookup failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TaskError {
+pub(crate) enum TaskError {
     Unknown(String),
     NotOwner(String),
 }
@@ -89,7 +89,7 @@ impl std::fmt::Display for TaskError {
 }
 
 #[derive(Debug, Default)]
-pub struct TaskStore {
+pub(crate) struct TaskStore {
     tasks: Mutex<VecDeque<Task>>,
     /// Woken whenever a task ends (exit or cancel), for `tasks/result` waiters.
     ended: tokio::sync::Notify,
@@ -109,7 +109,7 @@ impl TaskStore {
     }
 
     /// A new `working` task for a live session.
-    pub fn create(&self, session_id: &str, owner: Option<String>) -> Task {
+    pub(crate) fn create(&self, session_id: &str, owner: Option<String>) -> Task {
         let now = now_ms();
         let task = Task {
             task_id: uuid::Uuid::new_v4().to_string(),
@@ -131,7 +131,7 @@ impl TaskStore {
     }
 
     /// The task, if `owner` may see it (ownership is checked before anything is returned).
-    pub fn get(&self, task_id: &str, owner: Option<&str>) -> Result<Task, TaskError> {
+    pub(crate) fn get(&self, task_id: &str, owner: Option<&str>) -> Result<Task, TaskError> {
         let tasks = self.lock();
         let task = tasks.iter().find(|t| t.task_id == task_id).ok_or_else(|| TaskError::Unknown(task_id.into()))?;
         if task.owner.as_deref() != owner {
@@ -144,19 +144,19 @@ impl TaskStore {
     /// (`from` is the protocol session a task spawned before that was stamped with), or `to`
     /// superseded the identity `from` (repair, `replaces`). Its tasks follow it, so the spawner
     /// still reaches every handle it created.
-    pub fn owner_moved(&self, from: &str, to: &str) {
+    pub(crate) fn owner_moved(&self, from: &str, to: &str) {
         for task in self.lock().iter_mut().filter(|t| t.owner.as_deref() == Some(from)) {
             task.owner = Some(to.to_owned());
         }
     }
 
     /// Every task `owner` may see, newest first.
-    pub fn list(&self, owner: Option<&str>) -> Vec<Task> {
+    pub(crate) fn list(&self, owner: Option<&str>) -> Vec<Task> {
         self.lock().iter().rev().filter(|t| t.owner.as_deref() == owner).cloned().collect()
     }
 
     /// Cancels an open task; `Ok(false)` when it had already ended (it keeps its terminal state).
-    pub fn cancel(&self, task_id: &str, owner: Option<&str>) -> Result<(bool, Task), TaskError> {
+    pub(crate) fn cancel(&self, task_id: &str, owner: Option<&str>) -> Result<(bool, Task), TaskError> {
         let mut tasks = self.lock();
         let task = tasks.iter_mut().find(|t| t.task_id == task_id).ok_or_else(|| TaskError::Unknown(task_id.into()))?;
         if task.owner.as_deref() != owner {
@@ -173,7 +173,7 @@ impl TaskStore {
 
     /// The session of every open task for `session_id` exited: completed or failed, unless a
     /// cancel got there first.
-    pub fn session_exited(&self, session_id: &str, exit_code: Option<i32>) {
+    pub(crate) fn session_exited(&self, session_id: &str, exit_code: Option<i32>) {
         let mut tasks = self.lock();
         for task in tasks.iter_mut().filter(|t| t.session_id == session_id && !t.status.is_terminal()) {
             task.updated_ms = now_ms();
@@ -194,17 +194,17 @@ impl TaskStore {
 
     /// Resolves at the next end of any task. Enable it (or poll it once) before reading the task,
     /// so an end between the read and the wait still wakes the waiter.
-    pub fn ended(&self) -> tokio::sync::futures::Notified<'_> {
+    pub(crate) fn ended(&self) -> tokio::sync::futures::Notified<'_> {
         self.ended.notified()
     }
 }
 
 impl Task {
-    pub fn created_ms(&self) -> u64 {
+    pub(crate) fn created_ms(&self) -> u64 {
         self.created_ms
     }
 
-    pub fn updated_ms(&self) -> u64 {
+    pub(crate) fn updated_ms(&self) -> u64 {
         self.updated_ms
     }
 }

@@ -11,7 +11,7 @@ pub(crate) const DEFAULT_MAX_SESSIONS: usize = 50;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct AppConfig {
+pub(crate) struct AppConfig {
     /// Mounts `/mcp`; the rest of the API is served regardless.
     pub mcp_server_enabled: bool,
     /// Legacy field kept for compatibility; the TCP port lives in `services.server.port`.
@@ -48,7 +48,7 @@ impl Default for AppConfig {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct ServicesConfig {
+pub(crate) struct ServicesConfig {
     pub server: ServerConfig,
     pub auth: AuthConfig,
     pub tls: TlsConfig,
@@ -57,7 +57,7 @@ pub struct ServicesConfig {
 /// The opt-in TCP listener ("remote access").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct ServerConfig {
+pub(crate) struct ServerConfig {
     pub enabled: bool,
     pub port: u16,
     /// Loopback by default: reaching it from another host is a deliberate choice
@@ -74,7 +74,7 @@ impl Default for ServerConfig {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct AuthConfig {
+pub(crate) struct AuthConfig {
     pub username: String,
     /// bcrypt hash; never sent back (responses carry `password_hash_exists`).
     pub password_hash: String,
@@ -98,7 +98,7 @@ impl Default for AuthConfig {
 /// HTTPS for the TCP listener: both paths set means TLS is on.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct TlsConfig {
+pub(crate) struct TlsConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cert_path: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -106,7 +106,7 @@ pub struct TlsConfig {
 }
 
 impl TlsConfig {
-    pub fn paths(&self) -> Option<(&str, &str)> {
+    pub(crate) fn paths(&self) -> Option<(&str, &str)> {
         match (self.cert_path.as_deref(), self.key_path.as_deref()) {
             (Some(c), Some(k)) if !c.is_empty() && !k.is_empty() => Some((c, k)),
             _ => None,
@@ -116,7 +116,7 @@ impl TlsConfig {
 
 impl AppConfig {
     /// Checks the rules serde cannot express. The message names the key.
-    pub fn validate(&self) -> Result<(), String> {
+    pub(crate) fn validate(&self) -> Result<(), String> {
         let tls = &self.services.tls;
         let half_set = tls.cert_path.as_deref().is_some_and(|p| !p.is_empty())
             != tls.key_path.as_deref().is_some_and(|p| !p.is_empty());

@@ -14,7 +14,7 @@ use crate::lock::{Recover, RecoverRw};
 use crate::paths::CONFIG_FILE;
 
 #[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
+pub(crate) enum ConfigError {
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
     #[error("{path}: line {line}, column {column}: not valid JSON: {message}")]
@@ -26,7 +26,7 @@ pub enum ConfigError {
 /// The live config and the file behind it. Readers take a cheap clone of the `Arc`; a save
 /// swaps it only after the file is durably replaced.
 #[derive(Debug)]
-pub struct ConfigStore {
+pub(crate) struct ConfigStore {
     path: PathBuf,
     current: RwLock<Arc<AppConfig>>,
     /// Serialises saves within the process; the file lock does so across processes.
@@ -36,7 +36,7 @@ pub struct ConfigStore {
 impl ConfigStore {
     /// Loads `config.json` from `dir`, or the defaults when there is none (nothing is written
     /// until the first save).
-    pub fn open(dir: &Path) -> Result<Self, ConfigError> {
+    pub(crate) fn open(dir: &Path) -> Result<Self, ConfigError> {
         let path = dir.join(CONFIG_FILE);
         let config = match std::fs::read_to_string(&path) {
             Ok(text) => parse_file(&path, &text)?,
@@ -46,17 +46,13 @@ impl ConfigStore {
         Ok(Self { path, current: RwLock::new(Arc::new(config)), save_lock: Default::default() })
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    pub fn get(&self) -> Arc<AppConfig> {
+    pub(crate) fn get(&self) -> Arc<AppConfig> {
         self.current.read_locked().clone()
     }
 
     /// Computes the next config from the current one and persists it. Nothing changes when
     /// `update` fails or the write fails. Returns `(previous, next)`.
-    pub fn update<E: From<ConfigError>>(
+    pub(crate) fn update<E: From<ConfigError>>(
         &self,
         update: impl FnOnce(&AppConfig) -> Result<AppConfig, E>,
     ) -> Result<(Arc<AppConfig>, Arc<AppConfig>), E> {

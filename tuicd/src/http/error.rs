@@ -8,7 +8,7 @@ use super::Response;
 use super::body::json_response;
 
 #[derive(Debug, thiserror::Error)]
-pub enum ApiError {
+pub(crate) enum ApiError {
     #[error("{0}")]
     BadRequest(String),
     #[error("{0}")]
@@ -40,12 +40,12 @@ pub enum ApiError {
 }
 
 impl ApiError {
-    pub fn method_not_allowed(method: &Method, allowed: &[Method]) -> Self {
+    pub(crate) fn method_not_allowed(method: &Method, allowed: &[Method]) -> Self {
         let allowed = allowed.iter().map(Method::as_str).collect::<Vec<_>>().join(", ");
         Self::MethodNotAllowed { method: method.clone(), allowed }
     }
 
-    pub fn status_and_code(&self) -> (StatusCode, ErrorCode) {
+    pub(crate) fn status_and_code(&self) -> (StatusCode, ErrorCode) {
         use ApiError::*;
         match self {
             BadRequest(_) => (StatusCode::BAD_REQUEST, ErrorCode::BadRequest),
@@ -65,7 +65,7 @@ impl ApiError {
         }
     }
 
-    pub fn into_response(self) -> Response {
+    pub(crate) fn into_response(self) -> Response {
         let (status, code) = self.status_and_code();
         if let ApiError::Internal(e) = &self {
             tracing::error!(error = %format!("{e:#}"), "request failed");

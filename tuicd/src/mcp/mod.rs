@@ -25,20 +25,22 @@ use protocol_sessions::ProtocolSessions;
 
 /// The endpoint's process-wide state, one field of [`crate::state::Shared`].
 #[derive(Debug, Default)]
-pub struct McpState {
+pub(crate) struct McpState {
     pub protocol_sessions: ProtocolSessions,
     /// `pty_description` per PTY id: the orchestrator's short description of a PTY's work.
     /// Bounded by the live session count (entries go when the session leaves `list`).
     pty_descriptions: Mutex<HashMap<String, String>>,
+    /// What each task-augmented `tools/call` answered, for its `tasks/result`.
+    pub task_calls: tasks::TaskCalls,
 }
 
 impl McpState {
-    pub fn pty_description(&self, session_id: &str) -> Option<String> {
+    pub(crate) fn pty_description(&self, session_id: &str) -> Option<String> {
         self.pty_descriptions.locked().get(session_id).cloned()
     }
 
     /// Sets (or, with `None` / an empty string, clears) a PTY's description and tells `/events`.
-    pub fn set_pty_description(&self, app: &App, session_id: &str, description: Option<String>) {
+    pub(crate) fn set_pty_description(&self, app: &App, session_id: &str, description: Option<String>) {
         let description = description.filter(|d| !d.trim().is_empty());
         {
             let mut map = self.pty_descriptions.locked();
@@ -57,7 +59,7 @@ impl McpState {
 
     /// Called after every saved config change: tells every GET stream `tools/list_changed` when
     /// the visible tool set changed, and ends the streams when the endpoint was switched off.
-    pub fn config_changed(&self, previous: &AppConfig, next: &AppConfig) {
+    pub(crate) fn config_changed(&self, previous: &AppConfig, next: &AppConfig) {
         if previous.mcp_server_enabled && !next.mcp_server_enabled {
             tracing::info!(source = "mcp", "MCP endpoint switched off; ending its streams");
             self.protocol_sessions.close_streams();
@@ -70,7 +72,7 @@ impl McpState {
         }
     }
 
-    pub fn notify_tools_changed(&self) {
+    pub(crate) fn notify_tools_changed(&self) {
         let message = model::notification("notifications/tools/list_changed").to_string();
         let streams = self.protocol_sessions.broadcast(&message);
         tracing::info!(source = "mcp", streams, "tool set changed; sent notifications/tools/list_changed");

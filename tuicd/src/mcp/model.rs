@@ -96,6 +96,9 @@ impl<'a> Params<'a> {
                 if let Some(arguments) = call.arguments {
                     map.insert("arguments".into(), arguments);
                 }
+                if let Some(task) = call.task {
+                    map.insert("task".into(), task.into_value());
+                }
                 map
             }
         }
@@ -111,16 +114,55 @@ impl<'a> Params<'a> {
                     _ => Member::Other,
                 }),
                 arguments: map.remove("arguments"),
+                task: map.remove("task").and_then(TaskParam::from_value),
             },
         }
     }
 }
 
-/// `tools/call` params: the tool's name and its arguments, each as the body gave them.
+/// `tools/call` params: the tool's name and its arguments, each as the body gave them, and the
+/// `task` member of a task-augmented call.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub(crate) struct CallParams<'a> {
     pub name: Option<Member<'a>>,
     pub arguments: Option<Value>,
+    pub task: Option<TaskParam>,
+}
+
+/// `tools/call`'s `task` member (MCP Tasks, 2025-11-25): the client asks for the call to run as a
+/// task and to be answered with a `CreateTaskResult`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum TaskParam {
+    /// `{"ttl": <ms>?}`: the retention the client asks for (the receiver may keep its own).
+    Requested { ttl_ms: Option<u64> },
+    /// Present but not of that shape; kept to be named in the error.
+    Invalid(Value),
+}
+
+impl TaskParam {
+    /// Reads the member; `null` is the same as absent.
+    pub(crate) fn from_value(value: Value) -> Option<Self> {
+        let ttl = match &value {
+            Value::Null => return None,
+            Value::Object(map) => map.get("ttl"),
+            _ => return Some(TaskParam::Invalid(value)),
+        };
+        Some(match ttl {
+            None | Some(Value::Null) => TaskParam::Requested { ttl_ms: None },
+            Some(ttl) => match ttl.as_u64() {
+                Some(ms) => TaskParam::Requested { ttl_ms: Some(ms) },
+                None => TaskParam::Invalid(value),
+            },
+        })
+    }
+
+    fn into_value(self) -> Value {
+        match self {
+            TaskParam::Requested { ttl_ms: Some(ms) } => json!({ "ttl": ms }),
+            TaskParam::Requested { ttl_ms: None } => json!({}),
+            TaskParam::Invalid(value) => value,
+        }
+    }
 }
 
 /// A member that matters only when it is a string.

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::model::{self, CallParams, Member, Params, Reply, RpcError};
+use super::model::{self, CallParams, Member, Params, Reply, RpcError, TaskParam};
 use super::protocol_sessions::ClientInfo;
 use super::tools::{self, CallContext};
 use crate::http::Caller;
@@ -46,7 +46,7 @@ pub(crate) async fn handle(
         "tools/list" => tools_list(app, params).map(Reply::Value),
         model::TOOLS_CALL => {
             let params = params.map(Params::into_call).unwrap_or_default();
-            tools_call(app, meta, params).await.map(Reply::Tool)
+            tools_call(app, meta, params).await
         }
         "tasks/get" | "tasks/list" | "tasks/cancel" | "tasks/result" => {
             let bound = meta.session_id.as_deref().and_then(|s| app.mcp.protocol_sessions.identity(s));
@@ -76,12 +76,7 @@ fn initialize(app: &App, meta: &RequestMeta, params: Option<Params<'_>>) -> Resu
         .and_then(|c| c.get("experimental"))
         .and_then(|e| e.get(CHANNEL_CAPABILITY))
         .is_some();
-    let client = ClientInfo {
-        protocol_version: version.into(),
-        client_name: client_name.clone(),
-        tuic_session: meta.tuic_session.clone(),
-        channels,
-    };
+    let client = ClientInfo { tuic_session: meta.tuic_session.clone(), channels };
     let (protocol_session, arrival) = app
         .mcp
         .protocol_sessions
@@ -109,7 +104,7 @@ fn initialize(app: &App, meta: &RequestMeta, params: Option<Params<'_>>) -> Resu
         "protocolVersion": version,
         "capabilities": {
             "tools": {"listChanged": true},
-            "tasks": {"list": {}, "cancel": {}},
+            "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}},
             "experimental": {CHANNEL_CAPABILITY: {}},
         },
         "serverInfo": {"name": "tuicd", "version": env!("CARGO_PKG_VERSION")},
@@ -125,12 +120,18 @@ fn tools_list(app: &App, params: Option<Params<'_>>) -> Result<Value, RpcError> 
     Ok(tools::list(tools::registry(), &app.config.get()))
 }
 
-async fn tools_call(app: &App, meta: RequestMeta, params: CallParams<'_>) -> Result<tools::ToolText, RpcError> {
+/// `tools/call`: the tool's result, or for a task-augmented call (`params.task`) a `CreateTaskResult`.
+async fn tools_call(app: &App, meta: RequestMeta, params: CallParams<'_>) -> Result<Reply, RpcError> {
     let name = match params.name {
         Some(Member::Str(name)) => name,
         Some(Member::Other) => return Err(RpcError::invalid_params("tools/call: \"name\" must be a string")),
         None => return Err(RpcError::invalid_params("tools/call: \"name\" is required")),
     };
+    if let Some(TaskParam::Invalid(task)) = &params.task {
+        return Err(RpcError::invalid_params(format!(
+            "tools/call: \"task\" must be an object with an optional \"ttl\" (milliseconds, a non-negative integer), not {task}"
+        )));
+    }
     if let (Some(protocol_session), Some(tuic_session)) = (&meta.session_id, &meta.tuic_session) {
         crate::messaging_runtime::refresh(app, protocol_session, tuic_session);
     }
@@ -141,7 +142,12 @@ async fn tools_call(app: &App, meta: RequestMeta, params: CallParams<'_>) -> Res
         tuic_session: meta.tuic_session.or(bound),
         mcp_session: meta.session_id,
     };
-    tools::call(tools::registry(), ctx, &name, params.arguments).await
+    // The requested ttl is not kept: every task lives `TASK_TTL`, which its answer states (the
+    // specification lets the receiver override it).
+    match params.task {
+        Some(_) => super::tasks::call_as_task(app, ctx, &name, params.arguments).await.map(Reply::Value),
+        None => tools::call(tools::registry(), ctx, &name, params.arguments).await.map(Reply::Tool),
+    }
 }
 
 /// The `instructions` returned by initialize: what tuicd is and how its tools fit together.

@@ -24,7 +24,7 @@ use crate::lock::Recover;
 
 /// How a client arrived at `initialize` (logged as `event`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Arrival {
+pub(crate) enum Arrival {
     /// No session id presented: first contact.
     Fresh,
     /// Presented an id we still hold: the same connection continuing.
@@ -34,7 +34,7 @@ pub enum Arrival {
 }
 
 impl Arrival {
-    pub fn event(&self) -> &'static str {
+    pub(crate) fn event(&self) -> &'static str {
         match self {
             Arrival::Fresh => "fresh",
             Arrival::Resumed => "resumed",
@@ -45,9 +45,7 @@ impl Arrival {
 
 /// What `initialize` records about the client.
 #[derive(Debug, Clone, Default)]
-pub struct ClientInfo {
-    pub protocol_version: String,
-    pub client_name: Option<String>,
+pub(crate) struct ClientInfo {
     /// The `x-tuic-session` identity asserted by a bridge running inside a tuic PTY (or the one
     /// a later `agent action=register` bound this session to).
     pub tuic_session: Option<String>,
@@ -71,13 +69,13 @@ struct StreamSlot {
 
 /// A GET stream's claim on its session: the receiver of its notifications and its generation.
 #[derive(Debug)]
-pub struct StreamClaim {
+pub(crate) struct StreamClaim {
     pub generation: u64,
     pub receiver: mpsc::Receiver<Arc<str>>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum ProtocolSessionError {
+pub(crate) enum ProtocolSessionError {
     #[error("mcp-session-id must be 1..={MCP_SESSION_ID_MAX_LEN} visible ASCII characters")]
     BadId,
     #[error("too many MCP sessions are open (limit {MCP_MAX_SESSIONS}) and every one holds a live stream")]
@@ -85,7 +83,7 @@ pub enum ProtocolSessionError {
 }
 
 #[derive(Debug, Default)]
-pub struct ProtocolSessions {
+pub(crate) struct ProtocolSessions {
     entries: Mutex<HashMap<String, Entry>>,
     /// Process-wide stream generation counter (see the module docs).
     generation: AtomicU64,
@@ -102,7 +100,7 @@ impl ProtocolSessions {
     }
 
     /// Records an `initialize`: resumes a held id, or mints a new one.
-    pub fn initialize(
+    pub(crate) fn initialize(
         &self,
         presented: Option<&str>,
         client: ClientInfo,
@@ -126,7 +124,7 @@ impl ProtocolSessions {
 
     /// Marks `id` active, recreating it when we no longer hold it (a stale id auto-recovers).
     /// Returns whether it had to be recreated.
-    pub fn touch(&self, id: &str) -> Result<bool, ProtocolSessionError> {
+    pub(crate) fn touch(&self, id: &str) -> Result<bool, ProtocolSessionError> {
         if !valid_id(id) {
             return Err(ProtocolSessionError::BadId);
         }
@@ -135,18 +133,18 @@ impl ProtocolSessions {
             entry.last_active = Instant::now();
             return Ok(false);
         }
-        let client = ClientInfo { protocol_version: super::model::DEFAULT_VERSION.into(), ..Default::default() };
+        let client = ClientInfo::default();
         insert(&mut entries, id.to_owned(), client)?;
         Ok(true)
     }
 
     /// The identity bound to a session at initialize.
-    pub fn identity(&self, id: &str) -> Option<String> {
+    pub(crate) fn identity(&self, id: &str) -> Option<String> {
         self.lock().get(id).and_then(|e| e.client.tuic_session.clone())
     }
 
     /// Records the peer identity a session was bound to by `agent action=register`.
-    pub fn set_identity(&self, id: &str, tuic_session: &str) {
+    pub(crate) fn set_identity(&self, id: &str, tuic_session: &str) {
         if let Some(entry) = self.lock().get_mut(id) {
             entry.client.tuic_session = Some(tuic_session.to_owned());
         }
@@ -154,14 +152,14 @@ impl ProtocolSessions {
 
     /// A session is live (it may own a peer identity) while it holds a stream or was active
     /// within `grace`.
-    pub fn is_live(&self, id: &str, grace: Duration) -> bool {
+    pub(crate) fn is_live(&self, id: &str, grace: Duration) -> bool {
         self.lock().get(id).is_some_and(|e| {
             e.stream.as_ref().is_some_and(|s| !s.sender.is_closed()) || e.last_active.elapsed() < grace
         })
     }
 
     /// Sessions bound to `tuic_session` whose client takes channel pushes and holds a live stream.
-    pub fn channel_streams(&self, tuic_session: &str) -> Vec<String> {
+    pub(crate) fn channel_streams(&self, tuic_session: &str) -> Vec<String> {
         self.lock()
             .iter()
             .filter(|(_, e)| {
@@ -174,25 +172,18 @@ impl ProtocolSessions {
     }
 
     /// Queues `message` on one session's stream. `false` when it has none or its queue is full.
-    pub fn push(&self, id: &str, message: &str) -> bool {
+    pub(crate) fn push(&self, id: &str, message: &str) -> bool {
         self.lock().get(id).and_then(|e| e.stream.as_ref()).is_some_and(|s| s.sender.try_send(message.into()).is_ok())
     }
 
-    pub fn contains(&self, id: &str) -> bool {
+    #[cfg(test)]
+    pub(crate) fn contains(&self, id: &str) -> bool {
         self.lock().contains_key(id)
-    }
-
-    pub fn len(&self) -> usize {
-        self.lock().len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Installs a new GET stream on `id` (recreating the id if needed), replacing any older one:
     /// dropping the old sender ends the superseded stream.
-    pub fn attach_stream(&self, id: &str) -> Result<StreamClaim, ProtocolSessionError> {
+    pub(crate) fn attach_stream(&self, id: &str) -> Result<StreamClaim, ProtocolSessionError> {
         self.touch(id)?;
         let generation = self.generation.fetch_add(1, Ordering::Relaxed) + 1;
         let (sender, receiver) = mpsc::channel(MCP_STREAM_QUEUE);
@@ -204,7 +195,7 @@ impl ProtocolSessions {
     }
 
     /// A stream's teardown: releases the slot only while it still holds `generation`.
-    pub fn detach_stream(&self, id: &str, generation: u64) {
+    pub(crate) fn detach_stream(&self, id: &str, generation: u64) {
         let mut entries = self.lock();
         if let Some(entry) = entries.get_mut(id)
             && entry.stream.as_ref().is_some_and(|s| s.generation == generation)
@@ -214,17 +205,18 @@ impl ProtocolSessions {
         }
     }
 
-    pub fn has_stream(&self, id: &str) -> bool {
+    #[cfg(test)]
+    pub(crate) fn has_stream(&self, id: &str) -> bool {
         self.lock().get(id).is_some_and(|e| e.stream.is_some())
     }
 
     /// Ends a session (DELETE). Its stream, if any, ends with it.
-    pub fn remove(&self, id: &str) -> bool {
+    pub(crate) fn remove(&self, id: &str) -> bool {
         self.lock().remove(id).is_some()
     }
 
     /// Forgets sessions idle longer than `ttl` that hold no live stream. Returns their ids.
-    pub fn reap(&self, ttl: Duration) -> Vec<String> {
+    pub(crate) fn reap(&self, ttl: Duration) -> Vec<String> {
         let mut entries = self.lock();
         let mut reaped = Vec::new();
         entries.retain(|id, e| {
@@ -238,7 +230,7 @@ impl ProtocolSessions {
     }
 
     /// Queues `message` on every live stream; a full queue drops it for that stream only.
-    pub fn broadcast(&self, message: &str) -> usize {
+    pub(crate) fn broadcast(&self, message: &str) -> usize {
         let message: Arc<str> = message.into();
         let entries = self.lock();
         entries
@@ -249,7 +241,7 @@ impl ProtocolSessions {
     }
 
     /// Ends every GET stream (the endpoint was switched off); sessions themselves stay.
-    pub fn close_streams(&self) {
+    pub(crate) fn close_streams(&self) {
         for entry in self.lock().values_mut() {
             entry.stream = None;
         }

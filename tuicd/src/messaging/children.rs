@@ -32,7 +32,7 @@ pub(super) struct Children {
 
 /// A lifecycle state a child reports to its parent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ChildState {
+pub(crate) enum ChildState {
     Idle,
     Completed,
     Exited {
@@ -44,7 +44,7 @@ pub enum ChildState {
 
 /// What the spawn response carries about the parent relationship.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SpawnLink {
+pub(crate) struct SpawnLink {
     /// Present only when the caller is registered: a two-way relationship exists.
     pub parent_session_id: Option<Uuid>,
     /// Present when the caller is not registered, instead of a false guarantee.
@@ -89,7 +89,7 @@ impl Messaging {
     /// `agent action=spawn`: registers the child (identity + inbox) and records its parent: the
     /// caller's identity, or its MCP session as a pending parent. A caller without an MCP session
     /// (`caller` is `None`) can never register later, so its child gets no parent at all.
-    pub fn record_spawn(&self, caller: Option<&TransportId>, child: Uuid, name: Option<String>) -> SpawnLink {
+    pub(crate) fn record_spawn(&self, caller: Option<&TransportId>, child: Uuid, name: Option<String>) -> SpawnLink {
         let now = self.now_ms();
         let mut st = self.lock();
         let st = &mut *st;
@@ -115,7 +115,8 @@ impl Messaging {
     }
 
     /// The parent identity of a child, once linked.
-    pub fn parent_of(&self, child: Uuid) -> Option<Uuid> {
+    #[cfg(test)]
+    pub(crate) fn parent_of(&self, child: Uuid) -> Option<Uuid> {
         match self.lock().children.parent_of.get(&child) {
             Some(Parent::Registered(parent)) => Some(*parent),
             _ => None,
@@ -124,7 +125,7 @@ impl Messaging {
 
     /// Posts a state-only `state_change` to the child's parent. `None` when the child has no parent,
     /// or the parent is pending (the mail is kept and delivered when it registers).
-    pub fn child_lifecycle(&self, child: Uuid, state: ChildState, live: &dyn Liveness) -> Option<SendOutcome> {
+    pub(crate) fn child_lifecycle(&self, child: Uuid, state: ChildState, live: &dyn Liveness) -> Option<SendOutcome> {
         let now = self.now_ms();
         let mut notify: Option<Arc<Notify>> = None;
         let outcome = {

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Unix milliseconds. Cursors and wake expiry read only this.
-pub trait Clock: Send + Sync {
+pub(crate) trait Clock: Send + Sync {
     fn now_ms(&self) -> u64;
 }
 

@@ -6,7 +6,7 @@ use super::liveness::{AgentKind, Lifecycle, TerminalFacts};
 
 /// The single source of truth for a message's route (wire strings kept from the reference).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-pub enum DeliveryPath {
+pub(crate) enum DeliveryPath {
     /// An active `agent action=wait` owns the wake-up.
     #[serde(rename = "waiter_and_inbox")]
     Waiter,
@@ -31,7 +31,7 @@ pub enum DeliveryPath {
 }
 
 impl DeliveryPath {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             DeliveryPath::Waiter => "waiter_and_inbox",
             DeliveryPath::SseChannel => "sse_channel_and_inbox",
@@ -44,7 +44,7 @@ impl DeliveryPath {
     }
 
     /// `delivered` on the send response: some route beyond the inbox took the wake-up.
-    pub fn delivered(self) -> bool {
+    pub(crate) fn delivered(self) -> bool {
         self != DeliveryPath::InboxOnly
     }
 }

@@ -18,7 +18,7 @@ use crate::lock::Recover;
 
 /// Cheap to clone; every clone sees the same state.
 #[derive(Clone)]
-pub struct Messaging {
+pub(crate) struct Messaging {
     pub(super) shared: Arc<Shared>,
 }
 
@@ -48,7 +48,7 @@ pub(super) struct State {
 }
 
 impl Messaging {
-    pub fn new(clock: Arc<dyn Clock>) -> Self {
+    pub(crate) fn new(clock: Arc<dyn Clock>) -> Self {
         let shared = Shared { state: Mutex::new(State::default()), clock, deliveries: Notify::new() };
         Self { shared: Arc::new(shared) }
     }
@@ -63,7 +63,7 @@ impl Messaging {
     }
 
     /// The identity a transport routes to.
-    pub fn identity_of(&self, transport: &TransportId) -> Option<Uuid> {
+    pub(crate) fn identity_of(&self, transport: &TransportId) -> Option<Uuid> {
         self.lock().identities.route(transport)
     }
 
@@ -71,7 +71,7 @@ impl Messaging {
     /// peer. A live owner is joined (a second bridge in the same PTY becomes routable), a stale one
     /// reclaimed, an existing display name preserved. The same ranking as register applies when the
     /// transport is already bound elsewhere.
-    pub fn bind_transport(
+    pub(crate) fn bind_transport(
         &self,
         transport: &TransportId,
         tuic_session: Uuid,
@@ -83,7 +83,7 @@ impl Messaging {
 
     /// `agent action=register`: an optional rename / project / role update, the repair onto a real
     /// terminal, and `replaces=<old>` carry-over.
-    pub fn register(
+    pub(crate) fn register(
         &self,
         transport: &TransportId,
         request: RegisterRequest,
@@ -185,7 +185,7 @@ impl Messaging {
     }
 
     /// `agent action=list_peers`, optionally filtered by project; oldest registration first.
-    pub fn list_peers(&self, project: Option<&str>, live: &dyn Liveness) -> Vec<PeerEntry> {
+    pub(crate) fn list_peers(&self, project: Option<&str>, live: &dyn Liveness) -> Vec<PeerEntry> {
         let st = self.lock();
         let mut peers: Vec<_> = st
             .identities
@@ -211,7 +211,7 @@ impl Messaging {
     /// Called when the MCP layer deletes or TTL-reaps a protocol session. Its routes go; an identity
     /// left with no route is evicted unless it is still addressable (owns a live PTY, or is the
     /// parent of a live session). Retained ids are logged.
-    pub fn reap_transport(&self, transport: &TransportId, live: &dyn Liveness) -> ReapOutcome {
+    pub(crate) fn reap_transport(&self, transport: &TransportId, live: &dyn Liveness) -> ReapOutcome {
         let mut outcome = ReapOutcome::default();
         let mut wake = Vec::new();
         {
@@ -229,7 +229,7 @@ impl Messaging {
 
     /// Re-checks identities that have no route (retained earlier, or children whose bridge never
     /// connected) and evicts those no longer addressable. Run after each reaper pass.
-    pub fn sweep_unrouted(&self, live: &dyn Liveness) -> ReapOutcome {
+    pub(crate) fn sweep_unrouted(&self, live: &dyn Liveness) -> ReapOutcome {
         let mut outcome = ReapOutcome::default();
         let mut wake = Vec::new();
         {

@@ -16,7 +16,7 @@ use super::wake::{ReportEffect, WakeNotice, WakeResult, lifecycle_summary};
 
 /// What the SSE / PTY delivery task takes for one recipient.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Deliveries {
+pub(crate) struct Deliveries {
     /// Payloads for an ordinary managed recipient: channel push or PTY injection queue.
     pub payloads: Vec<AgentMessage>,
     /// Mail joined an orchestrator's wake group: call [`Messaging::claim_wake`] when it is ready.
@@ -26,7 +26,7 @@ pub struct Deliveries {
 impl Messaging {
     /// `agent action=send`: validates, resolves `to` (tuic_session, PTY id or alias), appends to
     /// the recipient's inbox and assigns the one wake-up owner, all in one critical section.
-    pub fn send(
+    pub(crate) fn send(
         &self,
         sender: &TransportId,
         to: &str,
@@ -65,7 +65,7 @@ impl Messaging {
     /// `agent action=inbox`: a snapshot after `since` (stored cursor when omitted), acknowledged
     /// atomically with the snapshot, `next_since` always present, `missed_count` when eviction hit
     /// unread mail since the last read.
-    pub fn inbox(&self, reader: &TransportId, query: InboxQuery) -> Result<InboxPage, MessagingError> {
+    pub(crate) fn inbox(&self, reader: &TransportId, query: InboxQuery) -> Result<InboxPage, MessagingError> {
         let mut guard = self.lock();
         let st = &mut *guard;
         let recipient = st.identities.route(reader).ok_or(MessagingError::NotRegistered)?;
@@ -81,19 +81,19 @@ impl Messaging {
 
     /// Recipients with terminal-owned mail since the last call (drained). Pair with
     /// [`Messaging::deliveries_notify`] to sleep until there is some.
-    pub fn pending_deliveries(&self) -> Vec<Uuid> {
+    pub(crate) fn pending_deliveries(&self) -> Vec<Uuid> {
         std::mem::take(&mut self.lock().pending_delivery).into_iter().collect()
     }
 
     /// Woken whenever [`Messaging::pending_deliveries`] gains a recipient.
-    pub fn deliveries_notify(&self) -> &Notify {
+    pub(crate) fn deliveries_notify(&self) -> &Notify {
         &self.shared.deliveries
     }
 
     /// Takes a recipient's unobserved terminal-owned mail. Orchestrators and lifecycle mail never
     /// yield a payload: they join the wake group. External peers keep it inbox-only.
     /// `wake_pending` says an unread group awaits a notice: call [`Messaging::claim_wake`].
-    pub fn take_deliveries(&self, recipient: Uuid, live: &dyn Liveness) -> Deliveries {
+    pub(crate) fn take_deliveries(&self, recipient: Uuid, live: &dyn Liveness) -> Deliveries {
         let mut guard = self.lock();
         let st = &mut *guard;
         let orchestrator = st.identities.get(recipient).is_some_and(|i| i.orchestrator);
@@ -117,7 +117,7 @@ impl Messaging {
     /// Asks for one wake notice for an orchestrator (or a parent's lifecycle mail). Call on every
     /// authoritative idle/completed transition and after `take_deliveries` reports `wake_pending`.
     /// `None` when not ready, a waiter owns delivery, a notice is pending, or the budget is spent.
-    pub fn claim_wake(&self, recipient: Uuid, live: &dyn Liveness) -> Option<WakeNotice> {
+    pub(crate) fn claim_wake(&self, recipient: Uuid, live: &dyn Liveness) -> Option<WakeNotice> {
         let now = self.now_ms();
         let ready = live.terminal_facts(recipient).is_some_and(|f| f.lifecycle.is_ready() && f.composer_empty);
         let mut guard = self.lock();
@@ -130,7 +130,7 @@ impl Messaging {
     }
 
     /// Settles a notice attempt. A confirmed lifecycle summary acknowledges its own window.
-    pub fn report_wake(&self, recipient: Uuid, attempt: u64, result: WakeResult) {
+    pub(crate) fn report_wake(&self, recipient: Uuid, attempt: u64, result: WakeResult) {
         let now = self.now_ms();
         let mut guard = self.lock();
         let Some(mailbox) = guard.mailboxes.get_mut(&recipient) else { return };
@@ -140,7 +140,7 @@ impl Messaging {
     }
 
     /// A new busy-to-idle edge of the recipient's managed PTY re-arms its wake budget.
-    pub fn busy_to_idle_edge(&self, recipient: Uuid) {
+    pub(crate) fn busy_to_idle_edge(&self, recipient: Uuid) {
         if let Some(mailbox) = self.lock().mailboxes.get_mut(&recipient) {
             mailbox.wake.busy_to_idle_edge();
         }
@@ -148,7 +148,7 @@ impl Messaging {
 
     /// The recipient's stored read cursor (`agent_read_cursor`), e.g. to drop observed entries
     /// from its injection queue.
-    pub fn read_cursor(&self, recipient: Uuid) -> Option<u64> {
+    pub(crate) fn read_cursor(&self, recipient: Uuid) -> Option<u64> {
         self.lock().mailboxes.get(&recipient).map(|m| m.read_cursor())
     }
 

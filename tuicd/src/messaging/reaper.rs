@@ -10,7 +10,7 @@ pub(crate) fn peer_identity_is_reapable(owns_live_pty: bool, parent_of_live_sess
 
 /// What reaping one protocol session did to identities; `retained` is logged at info.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ReapOutcome {
+pub(crate) struct ReapOutcome {
     pub evicted: Vec<Uuid>,
     pub retained: Vec<Uuid>,
 }

@@ -7,10 +7,10 @@ use super::delivery::DeliveryPath;
 
 /// One MCP protocol session (`mcp-session-id`): a transport that can reach an identity.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TransportId(pub String);
+pub(crate) struct TransportId(pub String);
 
 impl TransportId {
-    pub fn new(id: impl Into<String>) -> Self {
+    pub(crate) fn new(id: impl Into<String>) -> Self {
         Self(id.into())
     }
 }
@@ -22,7 +22,7 @@ pub(super) const LIFECYCLE_FROM_NAME: &str = "tuic";
 
 /// A message as stored in an inbox and returned by `inbox` / `wait` (wire names kept).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct AgentMessage {
+pub(crate) struct AgentMessage {
     pub id: String,
     pub from_tuic_session: Uuid,
     pub from_name: String,
@@ -34,14 +34,14 @@ pub struct AgentMessage {
 
 impl AgentMessage {
     /// Server-authored lifecycle mail: protected from eviction and summarisable for orchestrators.
-    pub fn is_lifecycle(&self) -> bool {
+    pub(crate) fn is_lifecycle(&self) -> bool {
         self.id.starts_with(LIFECYCLE_ID_PREFIX)
     }
 }
 
 /// `agent action=register` parameters. `None` preserves the current value.
 #[derive(Clone, Debug, Default)]
-pub struct RegisterRequest {
+pub(crate) struct RegisterRequest {
     pub tuic_session: Option<Uuid>,
     pub name: Option<String>,
     pub project: Option<String>,
@@ -51,7 +51,7 @@ pub struct RegisterRequest {
 
 /// How a register answers; optional fields are omitted on the wire when absent.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct RegisterOutcome {
+pub(crate) struct RegisterOutcome {
     pub tuic_session: Uuid,
     pub name: String,
     pub identity_generated: bool,
@@ -75,7 +75,7 @@ pub struct RegisterOutcome {
 /// What binding a transport to an identity did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Attach {
+pub(crate) enum Attach {
     /// The identity had no owner; this transport owns it now.
     Bound,
     /// This transport already owned or had joined it.
@@ -89,7 +89,7 @@ pub enum Attach {
 /// Whether the server itself can start a turn for this identity when mail arrives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum MailWake {
+pub(crate) enum MailWake {
     /// Derived from a live managed PTY and its canonical lifecycle, never claimed by the caller.
     ManagedPtyLifecycle,
     /// External or headerless: mailbox only, use `agent action=wait` / `inbox`.
@@ -98,7 +98,7 @@ pub enum MailWake {
 
 /// One `list_peers` entry.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct PeerEntry {
+pub(crate) struct PeerEntry {
     pub tuic_session: Uuid,
     pub name: String,
     pub orchestrator: bool,
@@ -112,7 +112,7 @@ pub struct PeerEntry {
 
 /// What `send` reports to the sender.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct SendOutcome {
+pub(crate) struct SendOutcome {
     pub message_id: String,
     /// For the wiring (recipient_state lookup, tracing); not a wire field.
     #[serde(skip)]
@@ -127,7 +127,7 @@ pub struct SendOutcome {
 
 /// `inbox` parameters.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct InboxQuery {
+pub(crate) struct InboxQuery {
     /// `None` resumes from the stored read cursor; `Some(0)` replays everything.
     pub since: Option<u64>,
     pub limit: Option<usize>,
@@ -135,7 +135,7 @@ pub struct InboxQuery {
 
 /// `inbox` answer.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct InboxPage {
+pub(crate) struct InboxPage {
     pub messages: Vec<AgentMessage>,
     pub next_since: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -144,7 +144,7 @@ pub struct InboxPage {
 
 /// `wait` answer: `{met, timed_out, new_messages, messages, next_since}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct WaitOutcome {
+pub(crate) struct WaitOutcome {
     pub met: bool,
     pub timed_out: bool,
     pub new_messages: usize,
@@ -154,7 +154,7 @@ pub struct WaitOutcome {
 
 /// Tool errors; each is one sentence naming what to do.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum MessagingError {
+pub(crate) enum MessagingError {
     #[error("message is {size} bytes; the limit is {limit} bytes")]
     MessageTooLarge { size: usize, limit: usize },
     #[error("message must not be empty")]

@@ -48,7 +48,7 @@ impl Messaging {
     /// Blocks until fresh mail after `since` (the stored cursor when omitted, re-read on every
     /// wake so concurrent waiters of one identity never both return the same message) or until the
     /// deadline. Success acknowledges the snapshot; a timeout still reports `next_since`.
-    pub async fn wait(
+    pub(crate) async fn wait(
         &self,
         waiter: &TransportId,
         since: Option<u64>,

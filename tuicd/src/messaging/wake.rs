@@ -17,7 +17,7 @@ pub(crate) const ORCHESTRATOR_WAKE_TEXT: &str = "[TUIC] message available \u{201
 
 /// A notice the PTY layer should type, and the window it covers.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WakeNotice {
+pub(crate) struct WakeNotice {
     /// Echoed back in [`WakeState::report`], so a stale report cannot settle a newer attempt.
     pub attempt: u64,
     pub text: String,
@@ -27,7 +27,7 @@ pub struct WakeNotice {
 
 /// How a typed notice went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WakeResult {
+pub(crate) enum WakeResult {
     /// The orchestrator started a turn.
     Confirmed,
     /// Bytes were written but no turn was observed; expires after [`WAKE_NOTICE_EXPIRY`].

@@ -41,7 +41,7 @@ pub(crate) const PEER_REGISTERED: &str = "peer-registered";
 pub(crate) const PEER_UNREGISTERED: &str = "peer-unregistered";
 
 /// Messaging state, one field of [`crate::state::Shared`].
-pub struct Peers {
+pub(crate) struct Peers {
     pub messaging: Messaging,
     terminals: Mutex<HashMap<Uuid, Terminal>>,
     /// Asks the driver to look at one terminal again (installed by [`start`]).
@@ -86,13 +86,13 @@ impl Peers {
     }
 
     /// Entries waiting in a terminal's injection FIFO (peer messages and user commands).
-    pub fn queued(&self, tuic_session: Uuid) -> usize {
+    pub(crate) fn queued(&self, tuic_session: Uuid) -> usize {
         self.terminals().get(&tuic_session).map_or(0, |t| t.queue.len())
     }
 
     /// Compose: queues a user command for the terminal, behind every entry accepted before it;
     /// it is typed like a peer message, one per idle transition. Returns the commands queued.
-    pub fn compose(&self, tuic_session: Uuid, command: String) -> usize {
+    pub(crate) fn compose(&self, tuic_session: Uuid, command: String) -> usize {
         let queued = {
             let mut terminals = self.terminals();
             let queue = &mut terminals.entry(tuic_session).or_default().queue;
@@ -104,12 +104,12 @@ impl Peers {
     }
 
     /// Compose: the user commands waiting (peer messages are not counted).
-    pub fn composed(&self, tuic_session: Uuid) -> usize {
+    pub(crate) fn composed(&self, tuic_session: Uuid) -> usize {
         self.terminals().get(&tuic_session).map_or(0, |t| t.queue.command_count())
     }
 
     /// Compose: drops the user commands only; queued peer messages keep their order.
-    pub fn clear_composed(&self, tuic_session: Uuid) -> usize {
+    pub(crate) fn clear_composed(&self, tuic_session: Uuid) -> usize {
         let mut terminals = self.terminals();
         let Some(terminal) = terminals.get_mut(&tuic_session) else { return 0 };
         let cleared = terminal.queue.command_count();

@@ -152,7 +152,7 @@ impl Client {
                                         send(&mut sink, &StreamFrame::Parsed { event: parsed.clone() }).await?;
                                         None
                                     }
-                                    SessionEvent::Exit { .. } | SessionEvent::Closed { .. } => {
+                                    SessionEvent::Exit | SessionEvent::Closed => {
                                         let exit = self.session.exit_info();
                                         let (code, reason) = exit.map_or((None, "closed"), |e| (e.exit_code, e.reason));
                                         return self.end(&mut sink, code, reason).await;

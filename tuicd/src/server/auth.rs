@@ -16,7 +16,7 @@ use crate::limits::{AUTH_CACHE_CAPACITY, AUTH_LIMITER_CAPACITY};
 use crate::lock::Recover;
 
 #[derive(Debug, Default)]
-pub struct AuthGate {
+pub(crate) struct AuthGate {
     /// Std mutexes: each is held for a map lookup, never across `.await` or bcrypt.
     failures: Mutex<HashMap<IpAddr, VecDeque<Instant>>>,
     /// `(Authorization header, password hash it was verified against)`, newest last.
@@ -24,7 +24,7 @@ pub struct AuthGate {
 }
 
 impl AuthGate {
-    pub async fn check(&self, auth: &AuthConfig, ip: IpAddr, headers: &HeaderMap) -> Result<(), ApiError> {
+    pub(crate) async fn check(&self, auth: &AuthConfig, ip: IpAddr, headers: &HeaderMap) -> Result<(), ApiError> {
         let window = Duration::from_secs(auth.auth_rate_limit_window_secs);
         if let Some(retry_after_secs) = self.limited(ip, window, auth.auth_rate_limit_max) {
             return Err(ApiError::TooManyRequests { retry_after_secs });

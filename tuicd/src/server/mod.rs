@@ -85,10 +85,6 @@ impl Daemon {
         Ok(Self { app, ipc, stopping })
     }
 
-    pub fn app(&self) -> &App {
-        &self.app
-    }
-
     /// Serves until `shutdown` resolves, then stops accepting, ends long-lived streams, drains
     /// in-flight requests and removes the socket file.
     pub async fn serve(self, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {

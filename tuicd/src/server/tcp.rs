@@ -22,7 +22,7 @@ use crate::state::App;
 const TLS_HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 #[derive(Debug, Default)]
-pub struct TcpControl {
+pub(crate) struct TcpControl {
     running: Mutex<Option<Running>>,
     address: std::sync::Mutex<Option<SocketAddr>>,
 }
@@ -35,20 +35,20 @@ struct Running {
 
 impl TcpControl {
     /// Where the TCP listener is bound, when it runs.
-    pub fn address(&self) -> Option<SocketAddr> {
+    pub(crate) fn address(&self) -> Option<SocketAddr> {
         *self.address.locked()
     }
 
     /// Brings the listener in line with the live config: stops it, then starts it again when
     /// remote access is enabled. A failure to start is logged; the IPC listener is unaffected.
-    pub async fn apply(&self, app: &App) {
+    pub(crate) async fn apply(&self, app: &App) {
         if let Err(e) = self.restart(app).await {
             tracing::error!(listener = "tcp", error = %e, "remote access listener not started");
         }
     }
 
     /// Like [`apply`](Self::apply) but returns the error (startup refuses to run half-configured).
-    pub async fn restart(&self, app: &App) -> Result<(), String> {
+    pub(crate) async fn restart(&self, app: &App) -> Result<(), String> {
         let mut running = self.running.lock().await;
         if let Some(old) = running.take() {
             let _ = old.stop.send(true);
@@ -73,7 +73,7 @@ impl TcpControl {
         Ok(())
     }
 
-    pub async fn stop(&self) {
+    pub(crate) async fn stop(&self) {
         if let Some(old) = self.running.lock().await.take() {
             let _ = old.stop.send(true);
             let _ = old.task.await;

@@ -2,7 +2,7 @@
 //! it onto `ApiError` and the MCP layer onto a tool error.
 
 #[derive(Debug, thiserror::Error)]
-pub enum SessionError {
+pub(crate) enum SessionError {
     /// No live session or tombstone answers to this reference.
     #[error("no session matches '{0}' (tried PTY id, tuic_session and alias)")]
     NotFound(String),

@@ -12,7 +12,7 @@ use super::owner::Announcer;
 
 /// The hooks of one session. Each is called from the session's own tasks: keep them short and
 /// never wait on a client in them.
-pub trait Attachment: Any + Send + Sync {
+pub(crate) trait Attachment: Any + Send + Sync {
     /// One batch the screen follower applied, and the screen after it (called under the screen
     /// lock); `cursor` is the raw output cursor just past `bytes`.
     fn on_output(&self, bytes: &[u8], cursor: u64, screen: &crate::agent::Screen<'_>);
@@ -28,7 +28,7 @@ pub trait Attachment: Any + Send + Sync {
 }
 
 /// What a new session tells the factory about itself.
-pub struct AttachContext<'a> {
+pub(crate) struct AttachContext<'a> {
     pub session_id: &'a str,
     pub tuic_session: &'a str,
     pub agent_type: Option<&'a str>,
@@ -47,7 +47,7 @@ pub(crate) type AttachFactory = Arc<dyn Fn(AttachContext<'_>) -> Arc<dyn Attachm
 
 impl dyn Attachment {
     /// The attachment as its concrete type, when it is one.
-    pub fn downcast_ref<T: Attachment>(&self) -> Option<&T> {
+    pub(crate) fn downcast_ref<T: Attachment>(&self) -> Option<&T> {
         (self as &dyn Any).downcast_ref()
     }
 }

@@ -14,7 +14,6 @@
 //! Session::write(&self, data: impl Into<Bytes>) -> Result<(), SessionError>   // async; raw bytes to the child, in order
 //! Session::resize(&self, rows: u16, cols: u16) -> Result<(), SessionError>
 //! Session::output(&self, OutputQuery { format, since_cursor, limit }) -> OutputResponse // `cursor` = next since_cursor
-//! Session::screen(&self) -> ScreenSnapshot { rows, cursor, alternate_screen }
 //! Session::info(&self) -> SessionInfo        // status: shell_state (omitted before first output), exited, exit_code, cursors
 //! Session::shell_state(&self) -> Option<ShellState>    Session::shell_family(&self) -> Option<ShellFamily>
 //! Session::wait(&self, until: WaitFor::{Idle, Exited}, timeout: Duration) -> WaitOutcome  // async; subscribe-then-recheck
@@ -76,7 +75,7 @@ pub(crate) use watch::Watch;
 
 /// Daemon-wide session counters behind `/metrics`.
 #[derive(Debug, Default)]
-pub struct Counters {
+pub(crate) struct Counters {
     pub total_spawned: AtomicU64,
     pub failed_spawns: AtomicU64,
     pub bytes_emitted: AtomicU64,

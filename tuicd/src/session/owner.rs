@@ -30,30 +30,27 @@ pub(super) type OnClose = Box<dyn FnOnce(&Arc<Session>) + Send>;
 /// What a session broadcasts to its subscribers, in order. `Output` carries the cursor of its first
 /// byte, so a subscriber can line live chunks up with a catch-up read from the ring.
 #[derive(Debug, Clone)]
-pub enum SessionEvent {
+pub(crate) enum SessionEvent {
     Output {
         start: u64,
         data: Bytes,
     },
     Parsed(ParsedEvent),
     /// The child exited and every byte it wrote has been broadcast.
-    Exit {
-        exit_code: Option<i32>,
-    },
+    /// (The exit code is in [`Session::exit_info`].)
+    Exit,
     /// Always the last event.
-    Closed {
-        reason: &'static str,
-    },
+    Closed,
 }
 
 /// Sends a non-output event (`Parsed`, `Exit`, `Closed`) on the session broadcast.
 #[derive(Debug, Clone)]
-pub struct Announcer {
+pub(crate) struct Announcer {
     live: broadcast::Sender<Arc<SessionEvent>>,
 }
 
 impl Announcer {
-    pub fn announce(&self, event: SessionEvent) {
+    pub(crate) fn announce(&self, event: SessionEvent) {
         // No subscribers is fine.
         let _ = self.live.send(Arc::new(event));
     }
@@ -61,7 +58,7 @@ impl Announcer {
 
 /// How and why a session ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ExitInfo {
+pub(crate) struct ExitInfo {
     /// The exit code, or 128 + signal; `None` when the status could not be read.
     pub exit_code: Option<i32>,
     pub reason: &'static str,
@@ -79,7 +76,7 @@ pub(super) struct Identity {
     pub attach: Option<AttachFactory>,
 }
 
-pub struct Session {
+pub(crate) struct Session {
     pub id: String,
     pub tuic_session: String,
     pub alias: String,
@@ -231,7 +228,7 @@ impl Session {
     }
 
     /// Raw bytes the child has written so far (the raw output cursor).
-    pub fn total_written(&self) -> u64 {
+    pub(crate) fn total_written(&self) -> u64 {
         self.lock().ring.total()
     }
 
@@ -245,19 +242,19 @@ impl Session {
 
     /// Queues raw bytes for the child's input, in order. Waits only when the input queue is full
     /// (a child that stopped reading); never blocks output.
-    pub async fn write(&self, data: impl Into<Bytes>) -> Result<(), SessionError> {
+    pub(crate) async fn write(&self, data: impl Into<Bytes>) -> Result<(), SessionError> {
         let _writer = self.writer().await;
         self.write_held(data.into()).await
     }
 
     /// The writer lock every write holds; a framed write holds it across all of its parts.
-    pub async fn writer(&self) -> tokio::sync::MutexGuard<'_, ()> {
+    pub(crate) async fn writer(&self) -> tokio::sync::MutexGuard<'_, ()> {
         self.writer.lock().await
     }
 
     /// [`Session::write`] for a caller already holding [`Session::writer`] (submit, injection).
     /// Shows the attachment exactly the bytes it queues.
-    pub async fn write_held(&self, data: Bytes) -> Result<(), SessionError> {
+    pub(crate) async fn write_held(&self, data: Bytes) -> Result<(), SessionError> {
         self.ensure_running("input")?;
         if let Some(attachment) = &self.attachment {
             attachment.on_input(&data);
@@ -270,7 +267,7 @@ impl Session {
 
     /// Resizes the screen model first, then the PTY (which signals SIGWINCH), so output that answers
     /// the signal is parsed at the new size. The same size is a no-op.
-    pub fn resize(&self, rows: u16, cols: u16) -> Result<(), SessionError> {
+    pub(crate) fn resize(&self, rows: u16, cols: u16) -> Result<(), SessionError> {
         check_size("rows", rows)?;
         check_size("cols", cols)?;
         let exit = self.lock().exit;
@@ -293,7 +290,7 @@ impl Session {
     }
 
     /// Stops reading the PTY (the child blocks once the kernel buffer fills); idempotent.
-    pub fn pause(&self) -> Result<(), SessionError> {
+    pub(crate) fn pause(&self) -> Result<(), SessionError> {
         self.ensure_running("pause")?;
         if !self.paused.send_replace(true) {
             self.counters.pauses_triggered.fetch_add(1, Ordering::Relaxed);
@@ -302,14 +299,14 @@ impl Session {
         Ok(())
     }
 
-    pub fn resume(&self) -> Result<(), SessionError> {
+    pub(crate) fn resume(&self) -> Result<(), SessionError> {
         self.ensure_running("resume")?;
         self.paused.send_replace(false);
         self.reader.wake();
         Ok(())
     }
 
-    pub fn is_paused(&self) -> bool {
+    pub(crate) fn is_paused(&self) -> bool {
         *self.paused.borrow()
     }
 
@@ -317,7 +314,7 @@ impl Session {
     /// with `reason` once the supervisor has drained its output. Idempotent: closing a session
     /// that has already exited changes nothing and is not an error (REST `DELETE` and MCP `close`
     /// both answer success).
-    pub fn close(&self, reason: &'static str) {
+    pub(crate) fn close(&self, reason: &'static str) {
         self.closing.send_replace(true);
         let kill = self.kill.locked().take();
         if let Some(kill) = kill {
@@ -335,22 +332,22 @@ impl Session {
 
     /// Subscribes to output and lifecycle events. Pair with a ring read for catch-up: see
     /// [`Session::watch_from`].
-    pub fn subscribe(&self) -> broadcast::Receiver<Arc<SessionEvent>> {
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Arc<SessionEvent>> {
         self.live.subscribe()
     }
 
     /// Resolves once the session is finished (exited and drained).
-    pub async fn finished(&self) {
+    pub(crate) async fn finished(&self) {
         let mut done = self.done.subscribe();
         let _ = done.wait_for(|d| *d).await;
     }
 
-    pub fn exit_info(&self) -> Option<ExitInfo> {
+    pub(crate) fn exit_info(&self) -> Option<ExitInfo> {
         self.lock().exit
     }
 
     /// The attachment, as the concrete type the layer that installed it knows.
-    pub fn attachment<T: Attachment>(&self) -> Option<&T> {
+    pub(crate) fn attachment<T: Attachment>(&self) -> Option<&T> {
         self.attachment.as_deref()?.downcast_ref()
     }
 
@@ -373,8 +370,8 @@ impl Session {
                 return;
             }
             out.exit = Some(ExitInfo { exit_code, reason });
-            self.announcer.announce(SessionEvent::Exit { exit_code });
-            self.announcer.announce(SessionEvent::Closed { reason });
+            self.announcer.announce(SessionEvent::Exit);
+            self.announcer.announce(SessionEvent::Closed);
         }
         self.paused.send_replace(false);
         self.reader.wake();

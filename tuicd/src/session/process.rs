@@ -33,7 +33,7 @@ impl ProcessSampler {
 
 impl SessionRegistry {
     /// tuicd first, then one row per live session summing its child's process tree.
-    pub fn process_stats(&self) -> Vec<ProcessStat> {
+    pub(crate) fn process_stats(&self) -> Vec<ProcessStat> {
         let sessions = self.list();
         let mut sampler = self.sampler();
         let Some(system) = sampler.refresh() else { return Vec::new() };

@@ -11,7 +11,7 @@ use crate::limits::{OUTPUT_DEFAULT_BYTES, SESSION_LOG_LINES, SHELL_IDLE_AFTER};
 
 /// An output read. Cursors are bytes for `Raw` and log lines for `Text`/`Log`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct OutputQuery {
+pub(crate) struct OutputQuery {
     pub format: OutputFormat,
     /// Read forward from here (a delta); without it, the tail.
     pub since_cursor: Option<u64>,
@@ -19,20 +19,10 @@ pub struct OutputQuery {
     pub limit: Option<usize>,
 }
 
-/// The visible screen: plain rows, the cursor and whether a full-screen program has the
-/// alternate screen.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScreenSnapshot {
-    pub rows: Vec<String>,
-    /// (row, col), zero-based.
-    pub cursor: (u16, u16),
-    pub alternate_screen: bool,
-}
-
 /// A text read bounded in bytes (`session action=output format=text`): whole log lines, and for a
 /// tail the visible screen's non-blank rows after them, joined by newlines.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TextRead {
+pub(crate) struct TextRead {
     pub data: String,
     /// The line cursor to pass next as `since_cursor`.
     pub cursor: u64,
@@ -44,14 +34,14 @@ pub struct TextRead {
 
 /// What `wait` waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WaitFor {
+pub(crate) enum WaitFor {
     /// `shell_state` is idle (output has been silent for the idle threshold), or the session exited.
     Idle,
     Exited,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WaitOutcome {
+pub(crate) enum WaitOutcome {
     Reached,
     TimedOut,
 }
@@ -61,7 +51,7 @@ impl Session {
     /// successive deltas never repeat or skip (a raw delta never splits a UTF-8 character; it stops
     /// before an incomplete one and the next delta starts with it; a `limit` smaller than the next
     /// character returns that one character whole).
-    pub fn output(&self, query: OutputQuery) -> OutputResponse {
+    pub(crate) fn output(&self, query: OutputQuery) -> OutputResponse {
         let exit = self.lock().exit;
         let mut response = match query.format {
             OutputFormat::Raw => {
@@ -134,7 +124,7 @@ impl Session {
     /// Text output within `limit` bytes. A tail (no `since_cursor`) keeps the newest lines, the
     /// screen rows counting as the newest; a delta keeps the oldest, at least one, so the cursor
     /// never skips a line. Only the lines kept are copied out of the log.
-    pub fn text_within(&self, since_cursor: Option<u64>, limit: usize) -> TextRead {
+    pub(crate) fn text_within(&self, since_cursor: Option<u64>, limit: usize) -> TextRead {
         let exit = self.lock().exit;
         let term = self.term();
         let screen = &term.screen;
@@ -178,43 +168,53 @@ impl Session {
     }
 
     /// Raw bytes from `from` (clamped to the oldest retained byte), at most `limit`.
-    pub fn read_raw(&self, from: u64, limit: usize) -> RingRead {
+    pub(crate) fn read_raw(&self, from: u64, limit: usize) -> RingRead {
         self.lock().ring.read_from(from, limit)
     }
 
-    pub fn screen(&self) -> ScreenSnapshot {
-        let out = self.term();
-        ScreenSnapshot {
-            rows: out.screen.screen_rows(),
-            cursor: out.screen.cursor(),
-            alternate_screen: out.screen.alternate_screen(),
-        }
-    }
-
-    /// `busy` while output arrived within [`SHELL_IDLE_AFTER`], `idle` after; `None` before the
-    /// first output. Computed on read, so an idle session costs no timer.
-    pub fn shell_state(&self) -> Option<ShellState> {
+    /// The one meaning of `shell_state`, shared by every reader and by [`Self::wait`]: the attached
+    /// engine's view (screen-driven: markers, screen movement, silence), `busy` while output the
+    /// screen follower (and so the engine) has not read yet is pending (on a loaded machine it
+    /// lags the raw bytes), and, without an engine view, `busy` while output arrived within
+    /// [`SHELL_IDLE_AFTER`]; `None` before the first output. Computed on read, so an idle session
+    /// costs no timer.
+    pub(crate) fn shell_state(&self) -> Option<ShellState> {
         self.shell_state_with(self.hooks().map(|h| h.status()).as_ref())
     }
 
     /// The attached engine's view of the session now (see [`super::hooks`]).
-    pub fn attached_status(&self) -> Option<crate::agent::AgentStatus> {
+    pub(crate) fn attached_status(&self) -> Option<crate::agent::AgentStatus> {
         self.hooks().map(|h| h.status())
     }
 
     /// [`Self::shell_state`] given the attached engine's view already read.
     fn shell_state_with(&self, status: Option<&crate::agent::AgentStatus>) -> Option<ShellState> {
-        if let Some(state) = status.and_then(|s| s.shell_state) {
-            return Some(match state {
-                crate::agent::ShellState::Busy => ShellState::Busy,
-                crate::agent::ShellState::Idle => ShellState::Idle,
-            });
-        }
-        let last = self.lock().last_output?;
-        Some(if last.elapsed() < SHELL_IDLE_AFTER { ShellState::Busy } else { ShellState::Idle })
+        self.shell_reading(status).0
     }
 
-    pub fn shell_family(&self) -> Option<ShellFamily> {
+    /// `shell_state`, and the instant it turns idle by silence alone when only raw output timing
+    /// decides it (no engine view): the one timer a waiter needs.
+    fn shell_reading(&self, status: Option<&crate::agent::AgentStatus>) -> (Option<ShellState>, Option<Instant>) {
+        let (last, total) = {
+            let out = self.lock();
+            (out.last_output, out.ring.total())
+        };
+        if *self.screen_cursor.borrow() < total {
+            return (Some(ShellState::Busy), None);
+        }
+        if let Some(state) = status.and_then(|s| s.shell_state) {
+            let state = match state {
+                crate::agent::ShellState::Busy => ShellState::Busy,
+                crate::agent::ShellState::Idle => ShellState::Idle,
+            };
+            return (Some(state), None);
+        }
+        let Some(last) = last else { return (None, None) };
+        let idle_at = last + SHELL_IDLE_AFTER;
+        (Some(if Instant::now() < idle_at { ShellState::Busy } else { ShellState::Idle }), Some(idle_at))
+    }
+
+    pub(crate) fn shell_family(&self) -> Option<ShellFamily> {
         if self.lock().exit.is_some() {
             return None;
         }
@@ -226,7 +226,7 @@ impl Session {
         })
     }
 
-    pub fn info(&self) -> SessionInfo {
+    pub(crate) fn info(&self) -> SessionInfo {
         let (mut info, status) = self.info_and_status();
         info.state = status.and_then(|s| serde_json::to_value(s).ok());
         info
@@ -234,7 +234,7 @@ impl Session {
 
     /// The session's info without `state`, and the agent engine's view it was read with (one
     /// tick of the engine for both).
-    pub fn info_and_status(&self) -> (SessionInfo, Option<crate::agent::AgentStatus>) {
+    pub(crate) fn info_and_status(&self) -> (SessionInfo, Option<crate::agent::AgentStatus>) {
         let status = self.hooks().map(|h| h.status());
         let shell_state = self.shell_state_with(status.as_ref());
         let (rows, cols, total_lines) = {
@@ -265,40 +265,54 @@ impl Session {
         (info, status)
     }
 
-    /// Waits until `until` holds or `timeout` passes. Subscribes before it checks, so a change
-    /// between the check and the wait is never missed; sleeps only while someone waits.
-    pub async fn wait(&self, until: WaitFor, timeout: Duration) -> WaitOutcome {
+    /// Waits until `until` holds or `timeout` passes; `Idle` is [`Self::shell_state`] idle, so the
+    /// answer never disagrees with a status read right after it. Subscribes before it checks, so a
+    /// change between the check and the wait is never missed. Wakes only on what can change the
+    /// answer: an engine event (its silence timers run on its ticker while output is recent), the
+    /// screen follower reading the pending output, the first output, the raw silence timer while
+    /// no engine has a view, the exit, and the deadline.
+    pub(crate) async fn wait(&self, until: WaitFor, timeout: Duration) -> WaitOutcome {
         let deadline = Instant::now() + timeout;
         let mut events = self.subscribe();
         let mut done = self.done.subscribe();
+        let mut screen = self.screen_cursor.subscribe();
+        let idle = until == WaitFor::Idle;
         loop {
-            let (exited, last_output) = {
-                let out = self.lock();
-                (out.exit.is_some(), out.last_output)
-            };
-            let idle_at = last_output.map(|t| t + SHELL_IDLE_AFTER);
-            let reached = exited
-                || match until {
-                    WaitFor::Exited => false,
-                    WaitFor::Idle => idle_at.is_some_and(|t| t <= Instant::now()),
-                };
-            if reached {
+            let exited = self.lock().exit.is_some();
+            let (state, idle_at) =
+                if idle { self.shell_reading(self.attached_status().as_ref()) } else { (None, None) };
+            if exited || (idle && state == Some(ShellState::Idle)) {
                 return WaitOutcome::Reached;
             }
             if Instant::now() >= deadline {
                 return WaitOutcome::TimedOut;
             }
-            let wake = match (until, idle_at) {
-                (WaitFor::Idle, Some(t)) => t.min(deadline),
-                _ => deadline,
-            };
+            let total = self.total_written();
+            let wake = idle_at.map_or(deadline, |t| t.min(deadline));
             tokio::select! {
                 () = tokio::time::sleep_until(wake.into()) => {}
                 _ = done.wait_for(|d| *d) => {}
-                received = events.recv(), if until == WaitFor::Idle && idle_at.is_none() => {
-                    if matches!(received, Err(RecvError::Closed)) { return WaitOutcome::Reached; }
+                _ = screen.wait_for(|c| *c >= total), if idle && *self.screen_cursor.borrow() < total => {}
+                closed = next_change(&mut events, state.is_none()), if idle => {
+                    if closed { return WaitOutcome::Reached; }
                 }
             }
+        }
+    }
+}
+
+/// Waits for the next session event that can change `shell_state`: an engine event (or, with
+/// `output` set, before the first output, any event). Output alone changes nothing the screen
+/// cursor does not already say. `true` when the session's broadcast has closed.
+async fn next_change(
+    events: &mut tokio::sync::broadcast::Receiver<std::sync::Arc<super::SessionEvent>>,
+    output: bool,
+) -> bool {
+    loop {
+        match events.recv().await {
+            Err(RecvError::Closed) => return true,
+            Ok(event) if !output && matches!(*event, super::SessionEvent::Output { .. }) => {}
+            _ => return false,
         }
     }
 }

@@ -23,7 +23,7 @@ use crate::lock::Recover;
 
 /// A cheap handle (one `Arc`).
 #[derive(Clone)]
-pub struct SessionRegistry {
+pub(crate) struct SessionRegistry {
     shared: Arc<Shared>,
 }
 
@@ -95,7 +95,7 @@ impl State {
 }
 
 impl SessionRegistry {
-    pub fn new(events: Arc<EventBus>, config_dir: &std::path::Path) -> Self {
+    pub(crate) fn new(events: Arc<EventBus>, config_dir: &std::path::Path) -> Self {
         Self {
             shared: Arc::new(Shared {
                 state: Mutex::new(State::default()),
@@ -109,7 +109,7 @@ impl SessionRegistry {
     }
 
     /// Installs what attaches to every session created from now on (once).
-    pub fn set_attach_factory(&self, attach: AttachFactory) {
+    pub(crate) fn set_attach_factory(&self, attach: AttachFactory) {
         let _ = self.shared.attach.set(attach);
     }
 
@@ -121,7 +121,7 @@ impl SessionRegistry {
 
     /// Creates a session: checks the request, the limit and the ids, spawns the child, registers it
     /// and publishes `session-created` and `term-alias-assigned`. A refused request changes nothing.
-    pub fn create(&self, req: &CreateSessionRequest, max_sessions: usize) -> Result<Arc<Session>, SessionError> {
+    pub(crate) fn create(&self, req: &CreateSessionRequest, max_sessions: usize) -> Result<Arc<Session>, SessionError> {
         let plan = spawn::plan(req).inspect_err(|_| self.count_failure())?;
         let tuic_session = match &req.tuic_session {
             Some(t) => uuid::Uuid::parse_str(t)
@@ -197,12 +197,12 @@ impl SessionRegistry {
     }
 
     /// The one resolver: PTY id, `tuic_session` or alias; live sessions first, then tombstones.
-    pub fn resolve(&self, reference: &str) -> Result<Arc<Session>, SessionError> {
+    pub(crate) fn resolve(&self, reference: &str) -> Result<Arc<Session>, SessionError> {
         self.lock().find(reference).ok_or_else(|| SessionError::NotFound(reference.to_owned()))
     }
 
     /// Resolves to a live session only (for actions that need a running child).
-    pub fn resolve_live(&self, reference: &str) -> Result<Arc<Session>, SessionError> {
+    pub(crate) fn resolve_live(&self, reference: &str) -> Result<Arc<Session>, SessionError> {
         let session = self.resolve(reference)?;
         match session.exit_info() {
             None => Ok(session),
@@ -215,25 +215,26 @@ impl SessionRegistry {
     }
 
     /// Live sessions, oldest first.
-    pub fn list(&self) -> Vec<Arc<Session>> {
+    pub(crate) fn list(&self) -> Vec<Arc<Session>> {
         let mut sessions: Vec<_> = self.lock().live.values().cloned().collect();
         sessions.sort_by_key(|s| s.created);
         sessions
     }
 
     /// Exited sessions still readable, oldest first.
-    pub fn tombstones(&self) -> Vec<Arc<Session>> {
+    #[cfg(test)]
+    pub(crate) fn tombstones(&self) -> Vec<Arc<Session>> {
         self.lock().tombstones.iter().map(|(_, s)| s.clone()).collect()
     }
 
-    pub fn active_count(&self) -> usize {
+    pub(crate) fn active_count(&self) -> usize {
         self.lock().live.len()
     }
 
     /// Closes every live session (daemon shutdown) and waits until each has finished, for at most
     /// `deadline`. The process group of each session still open then gets SIGKILL, and the log
     /// says how many; shutdown does not wait for them any longer.
-    pub async fn close_all(&self, reason: &'static str, deadline: std::time::Duration) {
+    pub(crate) async fn close_all(&self, reason: &'static str, deadline: std::time::Duration) {
         let sessions = self.list();
         for session in &sessions {
             session.close(reason);
@@ -278,12 +279,12 @@ impl SessionRegistry {
         self.shared.counters.failed_spawns.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub fn stats(&self, max_sessions: usize) -> Stats {
+    pub(crate) fn stats(&self, max_sessions: usize) -> Stats {
         let active = self.active_count();
         Stats { active_sessions: active, max_sessions, available_slots: max_sessions.saturating_sub(active) }
     }
 
-    pub fn metrics(&self) -> Metrics {
+    pub(crate) fn metrics(&self) -> Metrics {
         let c = &self.shared.counters;
         Metrics {
             total_spawned: c.total_spawned.load(Ordering::Relaxed),
@@ -296,12 +297,12 @@ impl SessionRegistry {
         }
     }
 
-    pub fn counters(&self) -> &Counters {
+    pub(crate) fn counters(&self) -> &Counters {
         &self.shared.counters
     }
 
     /// Turns raw capture on (for one session, or all) or off. Enabling starts fresh files.
-    pub fn set_capture(&self, enabled: bool, session: Option<&str>) -> Result<CaptureStatus, SessionError> {
+    pub(crate) fn set_capture(&self, enabled: bool, session: Option<&str>) -> Result<CaptureStatus, SessionError> {
         let filter = match (enabled, session) {
             (true, Some(reference)) => Some(Some(self.resolve_live(reference)?.id.clone())),
             (true, None) => Some(None),
@@ -319,7 +320,7 @@ impl SessionRegistry {
         Ok(self.capture_status())
     }
 
-    pub fn capture_status(&self) -> CaptureStatus {
+    pub(crate) fn capture_status(&self) -> CaptureStatus {
         let (filter, sessions) = {
             let state = self.lock();
             (state.capture.clone(), state.live.values().cloned().collect::<Vec<_>>())

@@ -24,7 +24,7 @@ pub(crate) struct RawRing {
 
 /// A read from the ring: `data` covers cursors `[start, start + data.len())`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RingRead {
+pub(crate) struct RingRead {
     pub start: u64,
     pub data: Vec<u8>,
     /// Bytes between the requested cursor and `start` that were already evicted.

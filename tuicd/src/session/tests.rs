@@ -96,6 +96,55 @@ async fn idle_is_reached_after_output_stops() {
     session.close("explicit_close");
 }
 
+/// Under load the screen follower (and with it an attached engine) lags the raw output. A wait
+/// for idle must not answer `met` on raw silence while the follower has not read the output yet,
+/// or `shell_state` read right after it disagrees (busy).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_waits_for_the_screen_follower_to_read_the_output() {
+    let (registry, _dir) = registry();
+    let session = registry.create(&sh(), 10).unwrap();
+    assert_eq!(session.wait(WaitFor::Idle, DEADLINE).await, WaitOutcome::Reached);
+    // A stalled screen follower, as on a loaded machine: it cannot apply output while the
+    // screen lock is held.
+    let (locked_tx, locked_rx) = std::sync::mpsc::channel();
+    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+    let stalled = {
+        let session = session.clone();
+        std::thread::spawn(move || {
+            let _term = session.term();
+            locked_tx.send(()).unwrap();
+            let _ = release_rx.recv();
+        })
+    };
+    locked_rx.recv().unwrap();
+    session.write(&b"echo stalled-$((6*7))\n"[..]).await.unwrap();
+    let start = Instant::now();
+    while !session
+        .output(OutputQuery { format: OutputFormat::Raw, limit: Some(1 << 16), ..Default::default() })
+        .data
+        .contains("stalled-42")
+    {
+        assert!(start.elapsed() < DEADLINE, "the command never answered");
+        let mut rx = session.subscribe();
+        let _ = tokio::time::timeout(Duration::from_millis(200), rx.recv()).await;
+    }
+    // Raw output has been silent for well over the idle threshold by the end of this wait.
+    let outcome = session.wait(WaitFor::Idle, Duration::from_millis(1500)).await;
+    assert_eq!(outcome, WaitOutcome::TimedOut, "output the screen follower has not read is not idle");
+    assert_eq!(session.shell_state(), Some(proto::session::ShellState::Busy));
+    release_tx.send(()).unwrap();
+    stalled.join().unwrap();
+    // The follower's parse budget counted the stall as parse time and would now rest for 50 times
+    // as long; let it catch up at once, as it does before an exit.
+    session.screen_hurry.notify_one();
+    let outcome = session.wait(WaitFor::Idle, DEADLINE).await;
+    let (fed, total) = (*session.screen_cursor.borrow(), session.total_written());
+    assert_eq!(outcome, WaitOutcome::Reached, "the follower read {fed} of {total} bytes");
+    assert!(*session.screen_cursor.borrow() >= session.total_written(), "idle only once everything was read");
+    assert_eq!(session.shell_state(), Some(proto::session::ShellState::Idle));
+    session.close("explicit_close");
+}
+
 /// Records what the session core tells its attachment, in order.
 #[derive(Default)]
 struct Recorder {

@@ -9,7 +9,7 @@ use super::owner::{ExitInfo, Session, SessionEvent};
 use super::ring::RingRead;
 
 /// A subscription to a session from a cursor: see [`Session::watch_from`].
-pub struct Watch {
+pub(crate) struct Watch {
     /// The ring from the cursor (bounded by the read limit).
     pub read: RingRead,
     /// Every event after `read`'s moment.
@@ -21,7 +21,7 @@ pub struct Watch {
 impl Session {
     /// Subscribes to the broadcast and reads the ring from `cursor` under one lock, so the
     /// catch-up and the first live chunk neither overlap nor leave a gap.
-    pub fn watch_from(&self, cursor: Option<u64>, limit: usize) -> Watch {
+    pub(crate) fn watch_from(&self, cursor: Option<u64>, limit: usize) -> Watch {
         let out = self.lock();
         let live = self.live.subscribe();
         let read = out.ring.read_from(cursor.unwrap_or(out.ring.oldest()), limit);

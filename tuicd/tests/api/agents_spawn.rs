@@ -166,3 +166,84 @@ async fn agent_routes_detect_all_and_open_in_app() {
         assert!(answer["error"].as_str().unwrap().contains("no desktop opener"), "{answer}");
     }
 }
+
+/// The MCP Tasks way to launch an agent: a task-augmented `tools/call` answers a `CreateTaskResult`
+/// for the handle the spawn created, and `tasks/result` answers the spawn's tool result once the
+/// agent's run ends.
+#[tokio::test]
+async fn a_task_augmented_spawn_answers_a_create_task_result_and_its_result_at_the_end() {
+    let daemon = Daemon::start().await;
+    let init = initialize(&daemon, &[]).await;
+    let tasks = &init.body["result"]["capabilities"]["tasks"];
+    assert!(tasks["requests"]["tools"]["call"].is_object(), "tasks.requests.tools.call: {}", init.body);
+    let listed = rpc(&daemon, "tools/list", json!({}), &[]).await;
+    let tools = listed.body["result"]["tools"].as_array().unwrap().clone();
+    let execution = |name: &str| tools.iter().find(|t| t["name"] == json!(name)).unwrap()["execution"].clone();
+    assert_eq!(execution("agent"), json!({"taskSupport": "optional"}));
+    assert_eq!(execution("session"), Value::Null, "no taskSupport: forbidden");
+
+    let who = [("x-tuic-session", ORCH)];
+    let args = json!({"action": "spawn", "binary_path": fake_agent(), "agent_type": "claude",
+        "prompt": "first task", "cwd": daemon.dir.path()});
+    let params = json!({"name": "agent", "arguments": args, "task": {"ttl": 60000}});
+    let reply = rpc(&daemon, "tools/call", params, &who).await;
+    let result = &reply.body["result"];
+    assert!(result.get("content").is_none(), "a CreateTaskResult, not the tool result: {}", reply.body);
+    let task = &result["task"];
+    let task_id = task["taskId"].as_str().expect("taskId").to_owned();
+    assert_eq!((task["status"].clone(), task["pollInterval"].clone()), (json!("working"), json!(1000)));
+    assert_eq!(task["ttl"], json!(86_400_000), "the receiver's own ttl is stated");
+    assert!(task["createdAt"].as_str().is_some_and(|at| at.ends_with('Z')), "{task}");
+    let immediate = result["_meta"]["io.modelcontextprotocol/model-immediate-response"].as_str().expect("text");
+    let spawned: Value = serde_json::from_str(immediate).unwrap();
+    assert_eq!(spawned["task_id"], json!(task_id));
+    let id = spawned["session_id"].as_str().unwrap().to_owned();
+    let reply = rpc(&daemon, "tasks/get", json!({"taskId": task_id}), &who).await;
+    assert_eq!(reply.body["result"]["status"], json!("working"), "{}", reply.body);
+
+    // tasks/result blocks until the agent's run ends, then answers the spawn's result with its end.
+    let blocked = rpc(&daemon, "tasks/result", json!({"taskId": task_id}), &who);
+    let quit = async {
+        wait_until("the first task completes", DEADLINE, || async {
+            let w = ok(&daemon, "session", json!({"action": "wait", "session_id": id, "timeout_ms": 5000})).await;
+            (w["agent_state"] == json!("completed")).then_some(())
+        })
+        .await;
+        ok(&daemon, "session", json!({"action": "submit", "session_id": id, "input": "quit now"})).await
+    };
+    let (reply, _) = tokio::join!(blocked, quit);
+    let result = &reply.body["result"];
+    assert_eq!(result["isError"], json!(true), "{}", reply.body);
+    assert_eq!(result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"], json!(task_id));
+    let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!((text["session_id"].clone(), text["task_id"].clone()), (json!(id), json!(task_id)), "{text}");
+    assert_eq!(
+        (text["exit_code"].clone(), text["error"].clone()),
+        (json!(3), json!("agent session exited with code 3"))
+    );
+}
+
+#[tokio::test]
+async fn task_augmentation_is_refused_where_it_is_not_supported_and_changes_nothing() {
+    let daemon = Daemon::start().await;
+    let task_call = |tool: &str, args: Value, task: Value| {
+        let params = json!({"name": tool, "arguments": args, "task": task});
+        rpc(&daemon, "tools/call", params, &[("x-tuic-session", ORCH)])
+    };
+    let reply = task_call("session", json!({"action": "list"}), json!({})).await;
+    assert_eq!(reply.body["error"]["code"], json!(-32601), "{}", reply.body);
+    assert!(reply.body["error"]["message"].as_str().unwrap().contains("'session' does not support task"));
+    let reply = task_call("agent", json!({"action": "stats"}), json!({})).await;
+    assert_eq!(reply.body["error"]["code"], json!(-32601), "{}", reply.body);
+    assert!(reply.body["error"]["message"].as_str().unwrap().contains("only action=spawn"), "{}", reply.body);
+    let spawn = json!({"action": "spawn", "binary_path": fake_agent(), "agent_type": "claude", "prompt": "x"});
+    let reply = task_call("agent", spawn, json!("soon")).await;
+    assert_eq!(reply.body["error"]["code"], json!(-32602), "{}", reply.body);
+    assert!(reply.body["error"]["message"].as_str().unwrap().contains("\"task\" must be an object"));
+    let reply = task_call("agent", json!({"action": "spawn", "agent_type": "claude", "prompt": " "}), json!({})).await;
+    assert_eq!(reply.body["error"]["code"], json!(-32602), "{}", reply.body);
+    assert!(reply.body["error"]["message"].as_str().unwrap().contains("prompt must not be empty"), "{}", reply.body);
+    assert_eq!(ok(&daemon, "session", json!({"action": "list"})).await, json!([]));
+    let reply = rpc(&daemon, "tasks/list", json!({}), &[("x-tuic-session", ORCH)]).await;
+    assert_eq!(reply.body["result"]["tasks"], json!([]));
+}

@@ -15,7 +15,7 @@ use crate::limits::{SCREEN_SCAN_ROWS, SUGGEST_WRAP_MAX_BYTES, SUGGEST_WRAP_MAX_L
 
 /// One screen as the session's terminal model shows it.
 #[derive(Debug, Clone, Copy)]
-pub struct Screen<'a> {
+pub(crate) struct Screen<'a> {
     /// Visible rows, top to bottom, as plain text.
     pub rows: &'a [String],
     /// Cursor row and column, zero-based.

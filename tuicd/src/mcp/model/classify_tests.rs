@@ -89,6 +89,12 @@ fn well_formed_and_odd_messages_classify_as_before() {
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5,"arguments":{}}}"#,
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":{"a":1}}}"#,
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","name":"b","arguments":{},"arguments":{"c":1}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"agent","arguments":{},"task":{"ttl":60000}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"task":{},"name":"agent"}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"agent","task":null}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"agent","task":5}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"agent","task":{"ttl":-1,"x":[]}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"agent","task":{"ttl":1},"task":{"ttl":2}}}"#,
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}"#,
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#,
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[]}"#,
@@ -204,4 +210,22 @@ fn tools_call_params_are_read_into_their_fields() {
     assert_eq!(call.name, Some(Member::Str(Cow::Borrowed("session"))));
     assert!(matches!(call.name, Some(Member::Str(Cow::Borrowed(_)))), "the name is borrowed from the body");
     assert_eq!(call.arguments, Some(serde_json::json!({"action": "status"})));
+}
+
+#[test]
+fn the_task_member_of_tools_call_is_carried_typed() {
+    let task_of = |body: &str| match classify(body.as_bytes()).unwrap() {
+        Incoming::Request { params: Some(params), .. } => params.into_call().task,
+        other => panic!("{other:?}"),
+    };
+    let call = |params: &str| format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{params}}}"#);
+    assert_eq!(
+        task_of(&call(r#"{"name":"a","task":{"ttl":60000}}"#)),
+        Some(TaskParam::Requested { ttl_ms: Some(60000) })
+    );
+    assert_eq!(task_of(&call(r#"{"name":"a","task":{}}"#)), Some(TaskParam::Requested { ttl_ms: None }));
+    assert_eq!(task_of(&call(r#"{"name":"a","task":null}"#)), None);
+    assert_eq!(task_of(&call(r#"{"name":"a"}"#)), None);
+    assert_eq!(task_of(&call(r#"{"name":"a","task":"soon"}"#)), Some(TaskParam::Invalid(Value::from("soon"))));
+    assert!(matches!(task_of(&call(r#"{"name":"a","task":{"ttl":1.5}}"#)), Some(TaskParam::Invalid(_))));
 }

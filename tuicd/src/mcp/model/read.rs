@@ -7,7 +7,7 @@
 //! nobody reads are walked and dropped; `jsonrpc`, `method` and `name` are compared or borrowed in
 //! place. Duplicate members: the last one wins, as when a `Value` map is built.
 //!
-//! `tools/call` params are read into their two fields ([`CallParams`]) when `method` comes before
+//! `tools/call` params are read into their fields ([`CallParams`]) when `method` comes before
 //! `params` in the body (every client we know of writes it so, and key-sorted writers put `method`
 //! first too). Otherwise params are read as a `Value` map, as every other method's are.
 
@@ -17,7 +17,7 @@ use std::fmt;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use super::{CallParams, Member, Params, TOOLS_CALL};
+use super::{CallParams, Member, Params, TOOLS_CALL, TaskParam};
 
 /// Implements every scalar `visit_*` that `serde_json`'s `deserialize_any` calls, answering `$other`.
 macro_rules! scalars_as {
@@ -225,6 +225,7 @@ impl<'de> Deserialize<'de> for CallParamsField<'de> {
                     match key {
                         CallKey::Name => params.name = Some(map.next_value()?),
                         CallKey::Arguments => params.arguments = Some(map.next_value()?),
+                        CallKey::Task => params.task = TaskParam::from_value(map.next_value()?),
                         CallKey::Other => {
                             map.next_value::<Skip>()?;
                         }
@@ -247,6 +248,7 @@ impl<'de> Deserialize<'de> for CallParamsField<'de> {
 enum CallKey {
     Name,
     Arguments,
+    Task,
     #[serde(other)]
     Other,
 }

@@ -72,6 +72,15 @@ impl ToolDef {
     }
 }
 
+/// The actions that may run as an MCP task (a task-augmented `tools/call`, `execution.taskSupport`
+/// "optional" on their tool): each creates a task handle and answers its `task_id`.
+const TASK_ACTIONS: &[(&str, &str)] = &[(agent::NAME, "spawn")];
+
+/// Whether any action of `tool` may run as a task.
+pub(crate) fn supports_tasks(tool: &str) -> bool {
+    TASK_ACTIONS.iter().any(|(t, _)| *t == tool)
+}
+
 /// Every native tool, in `tools/list` order.
 pub(crate) fn registry() -> &'static [&'static ToolDef] {
     static REGISTRY: &[&ToolDef] = &[&session::TOOL, &agent::TOOL, &task::TOOL, &progress::TOOL, &repo::TOOL];
@@ -116,6 +125,10 @@ impl ToolError {
         self.0.insert(key.into(), value.into());
         self
     }
+
+    pub(crate) fn message(&self) -> &str {
+        self.0.get("error").and_then(Value::as_str).unwrap_or("")
+    }
 }
 
 /// Tools visible under `config`: the registry minus `disabled_native_tools`.
@@ -137,7 +150,13 @@ pub(crate) fn enabled_names(config: &AppConfig) -> Vec<&'static str> {
 pub(crate) fn list(registry: &[&'static ToolDef], config: &AppConfig) -> Value {
     let tools: Vec<Value> = enabled(registry, config)
         .iter()
-        .map(|t| json!({"name": t.name, "description": t.description, "inputSchema": t.input_schema()}))
+        .map(|t| {
+            let mut tool = json!({"name": t.name, "description": t.description, "inputSchema": t.input_schema()});
+            if supports_tasks(t.name) {
+                tool["execution"] = json!({"taskSupport": "optional"});
+            }
+            tool
+        })
         .collect();
     json!({ "tools": tools })
 }
@@ -150,8 +169,81 @@ pub(crate) async fn call(
     name: &str,
     arguments: Option<Value>,
 ) -> Result<ToolText, RpcError> {
+    let (tool, args) = resolve(registry, &ctx, name, arguments)?;
+    let outcome = AssertUnwindSafe(dispatch(tool, ctx, args)).catch_unwind().await;
+    Ok(match outcome {
+        Ok(Ok(Answer::Value(value))) => ToolText::json(&value, false),
+        Ok(Ok(Answer::Escaped(text))) => ToolText::escaped(text, false),
+        Ok(Err(error)) => ToolText::json(&error.0, true),
+        Err(panic) => {
+            let what = panic_message(&panic);
+            tracing::error!(source = "mcp", tool = name, panic = %what, "tool handler panicked");
+            ToolText::json(&json!({"error": format!("the {name} tool failed unexpectedly: {what}")}), true)
+        }
+    })
+}
+
+/// Runs a task-augmented `tools/call` up to the point where its task exists, and answers what the
+/// action answered (its `task_id` names the task). A tool or action that cannot run as a task is
+/// `-32601`, as the MCP Tasks specification says for `taskSupport` "forbidden"; an action refused
+/// before it started anything is `-32602` with the tool's error as `data` (no task exists to
+/// carry it).
+pub(crate) async fn call_task(
+    registry: &[&'static ToolDef],
+    ctx: CallContext,
+    name: &str,
+    arguments: Option<Value>,
+) -> Result<Value, RpcError> {
+    let (tool, mut args) = resolve(registry, &ctx, name, arguments)?;
+    if !supports_tasks(tool.name) {
+        return Err(RpcError::new(
+            super::model::code::METHOD_NOT_FOUND,
+            format!("tools/call: tool '{name}' does not support task augmentation; call it without \"task\""),
+        ));
+    }
+    let refused = |error: ToolError| RpcError {
+        code: super::model::code::INVALID_PARAMS,
+        message: error.message().to_owned(),
+        data: Some(Value::Object(error.0)),
+    };
+    let action = tool.select(&mut args).map_err(refused)?;
+    if !TASK_ACTIONS.contains(&(tool.name, action.name)) {
+        let supported: Vec<&str> = TASK_ACTIONS.iter().filter(|(t, _)| *t == tool.name).map(|(_, a)| *a).collect();
+        return Err(RpcError::new(
+            super::model::code::METHOD_NOT_FOUND,
+            format!(
+                "tools/call: {name} action={} does not support task augmentation (only action={} does); call it without \"task\"",
+                action.name,
+                supported.join(", action=")
+            ),
+        ));
+    }
+    if action.loopback_only {
+        ctx.require_loopback(tool.name, action.name).map_err(refused)?;
+    }
+    let internal = |what: String| RpcError::new(super::model::code::INTERNAL_ERROR, what);
+    match AssertUnwindSafe((action.call)(ctx, args)).catch_unwind().await {
+        Ok(Ok(Answer::Value(value))) => Ok(value),
+        Ok(Ok(Answer::Escaped(text))) => serde_json::from_str(&ToolText::escaped(text, false).text())
+            .map_err(|e| internal(format!("the {name} tool answered unreadable JSON: {e}"))),
+        Ok(Err(error)) => Err(refused(error)),
+        Err(panic) => {
+            let what = panic_message(&panic);
+            tracing::error!(source = "mcp", tool = name, panic = %what, "tool handler panicked");
+            Err(internal(format!("the {name} tool failed unexpectedly: {what}")))
+        }
+    }
+}
+
+/// The enabled tool `name` and its arguments as an object, or the protocol error that refuses the call.
+fn resolve(
+    registry: &[&'static ToolDef],
+    ctx: &CallContext,
+    name: &str,
+    arguments: Option<Value>,
+) -> Result<(&'static ToolDef, Map<String, Value>), RpcError> {
     let config = ctx.app.config.get();
-    let Some(tool) = registry.iter().find(|t| t.name == name) else {
+    let Some(tool) = registry.iter().copied().find(|t| t.name == name) else {
         let valid: Vec<&str> = enabled(registry, &config).iter().map(|t| t.name).collect();
         return Err(RpcError::invalid_params(format!("Unknown tool: {name}. Valid tools: {}", valid.join(", "))));
     };
@@ -165,22 +257,11 @@ pub(crate) async fn call(
             "Tool '{name}' is disabled by configuration (remove it from disabled_native_tools to use it)"
         )));
     }
-    let args = match arguments {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(map)) => map,
-        Some(_) => return Err(RpcError::invalid_params("tools/call: \"arguments\" must be an object")),
-    };
-    let outcome = AssertUnwindSafe(dispatch(tool, ctx, args)).catch_unwind().await;
-    Ok(match outcome {
-        Ok(Ok(Answer::Value(value))) => ToolText::json(&value, false),
-        Ok(Ok(Answer::Escaped(text))) => ToolText::escaped(text, false),
-        Ok(Err(error)) => ToolText::json(&error.0, true),
-        Err(panic) => {
-            let what = panic_message(&panic);
-            tracing::error!(source = "mcp", tool = name, panic = %what, "tool handler panicked");
-            ToolText::json(&json!({"error": format!("the {name} tool failed unexpectedly: {what}")}), true)
-        }
-    })
+    match arguments {
+        None | Some(Value::Null) => Ok((tool, Map::new())),
+        Some(Value::Object(map)) => Ok((tool, map)),
+        Some(_) => Err(RpcError::invalid_params("tools/call: \"arguments\" must be an object")),
+    }
 }
 
 /// Runs the action `args` names, refusing a loopback-only one to remote callers first.
