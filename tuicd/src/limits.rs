@@ -163,16 +163,15 @@ pub const SESSION_LOG_LINES: usize = 10_000;
 /// which vt100 parses; shorter runs are not worth the switch.
 pub const PLAIN_RUN_MIN_ROWS: usize = 64;
 /// The most one read cycle gathers: the largest output chunk, hence the largest output frame. The
-/// kernel hands over at most 4 KiB per `read()`, so this is about how many consumers' wake-ups
-/// and frames a flood costs: against 64 KiB (the reference's figure) 128 KiB halves them and, in
-/// the binary-frame A/B, took ~12% off the daemon's CPU per flood; 256 KiB measured worse
-/// (docs/benchmarks.md).
+/// kernel hands over at most 4 KiB per `read()`, so this sets how many consumer wake-ups and
+/// frames a flood costs: against 64 KiB (the reference's figure) 128 KiB halves them and lowers
+/// the daemon's CPU per flood, while 256 KiB chunks lower the throughput (docs/dev/perf-log.md).
 pub const PTY_READ_CHUNK: usize = 128 * 1024;
 /// The most one `read()` of the PTY asks for. The kernel's line discipline holds only 4 KiB and
 /// restarts its flush worker (which moves the child's output into those 4 KiB) only at the end of
 /// a read that drained it: a read of everything there is leaves the worker idle while the reader
 /// copies and the reader idle while the worker refills. A read of part of it restarts the worker
-/// at once, so the two copy at the same time (docs/benchmarks.md, eighth session).
+/// at once, so the two copy at the same time (see docs/dev/perf-log.md).
 pub const PTY_READ_SLICE: usize = 2 * 1024;
 /// A read cycle that has gathered this much waits up to [`PTY_COALESCE_WAIT`] for more before
 /// handing the chunk on (a flood then reaches the streams in [`PTY_READ_CHUNK`] frames; a lone

@@ -51,17 +51,18 @@
 //! epoch, else working / idle from `shell_state`, else starting. `completed` comes only from the
 //! marker, and a marker still on screen from an earlier turn never completes a new one.
 //!
-//! # Wiring into a session (issue 5)
+//! # How the daemon drives it (`agent_runtime/`, attached to each session from outside)
 //!
-//! - The session owns its tracker behind its std `Mutex`, held for microseconds, never across
-//!   `.await`. Reader: apply the chunk to vt100, then `on_output(chunk)`, then `on_screen` with
-//!   `screen.rows(0, cols)`, `cursor_position()`, `alternate_screen()` (at most once per frame
-//!   tick is enough). Publish every returned event as `pty-parsed {session_id, parsed}` and as
-//!   the WebSocket `{"type":"parsed","event":...}` frame; `Intent` events also go to the journal.
-//! - Every writer (REST write, MCP input and submit, injection) calls `on_input` with exactly
-//!   the bytes it wrote, under the writer lock.
-//! - A timer calls `tick` every `AGENT_TICK_INTERVAL` while the session lives; the process probe
-//!   calls `set_background_work`.
+//! - Each session's `AgentLink` owns its tracker behind a std `Mutex`, held for microseconds, never
+//!   across `.await`. The screen follower applies a batch to vt100, then the link calls
+//!   `on_output(batch)` and `on_screen` with the screen after it. Every returned event goes out as
+//!   `pty-parsed {session_id, parsed}` and as the WebSocket `{"type":"parsed","event":...}` frame;
+//!   `Intent` events also reach the progress journal.
+//! - Every writer (REST write, WebSocket, MCP input and submit, injection) feeds `on_input` with
+//!   exactly the bytes it wrote, under the session's writer lock.
+//! - `tick` runs every `AGENT_TICK_INTERVAL` while the session had output or input lately (and on
+//!   each status read), so an idle session has no timer; the process probe calls
+//!   `set_background_work`.
 //! - Submit: `check_submit`, then [`submit::plan`], write and feed it, wait for output past the
 //!   offset taken before Enter, then a [`submit::SubmitReceipt`]. Spawn: [`launch::plan`]; a
 //!   deferred prompt goes in with the submit plan once `check_submit` passes.

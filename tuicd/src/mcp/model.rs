@@ -5,7 +5,8 @@
 //! members it decides on ([`read`]), and [`result_body`] prints a response straight into bytes
 //! ([`write`]).
 
-// Kept over serde derives: worth over 10% of MCP `session status` p50 (benches/mcp.rs A/B).
+// Kept over serde derives: worth >=10% of MCP `session status` p50 in an A/B (benches/mcp.rs);
+// see docs/dev/perf-log.md.
 mod read;
 mod write;
 

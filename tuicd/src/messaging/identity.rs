@@ -1,5 +1,6 @@
 //! The identity registry: peer identities keyed by `tuic_session`, and which transports route to
-//! them. Pure data plus the ownership rules; mail moves in `hub`, under the same lock.
+//! them. Pure data plus the ownership rules; mail moves in `mail.rs`, under the same lock
+//! (the handle's, `handle.rs`).
 
 use std::collections::{BTreeSet, HashMap};
 

@@ -1,5 +1,5 @@
 //! One recipient's inbox: bounded FIFO, logical cursors, the stored read cursor and the per-message
-//! wake-up owner (the delivery lease). Pure data; the handle in `hub` locks it.
+//! wake-up owner (the delivery lease). Pure data; the handle (`handle.rs`) locks it.
 
 use std::collections::VecDeque;
 use std::sync::Arc;

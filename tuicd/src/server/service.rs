@@ -50,7 +50,8 @@ where
     // every lifetime of its boxed error (a higher-ranked inference limitation).
     let watched: std::pin::Pin<Box<dyn Future<Output = Result<(), crate::http::BoxError>> + Send>> =
         Box::pin(graceful.watch(conn.into_owned()));
-    // Kept over plain serving: worth over 10% of MCP `session status` p50 (benches/mcp.rs A/B).
+    // Kept over plain serving: worth >=10% of MCP `session status` p50 in an A/B (benches/mcp.rs);
+    // see docs/dev/perf-log.md.
     let watched = super::repoll::Repoll::new(watched);
     tokio::spawn(async move {
         if let Err(e) = watched.await {

@@ -3,16 +3,16 @@
 //! a reader that is late by one scheduling round stalls the child). Each chunk goes to the ring and
 //! the broadcast under one lock (`tasks::ingest`). The thread reads into one buffer that it
 //! keeps (hot in cache: the kernel copies a tty read out 64 bytes at a time) and copies each chunk
-//! once into an allocation of its exact size, which the ring and the broadcast share.
-//! Reading straight into fresh buffers that the ring then kept skipped that copy but cost ~10%
-//! more of the thread's CPU per flood: the kernel's small copies all landed in cold memory.
+//! once into an allocation of its exact size, which the ring and the broadcast share. A fresh
+//! buffer per read would save that copy, but the kernel's small copies would all land in cold
+//! memory, which costs the thread more than the one copy does.
 //!
 //! Each `read()` asks for at most [`PTY_READ_SLICE`] (2 KiB), half the line discipline's 4 KiB
 //! buffer. The kernel restarts the worker that refills that buffer from the child's writes only at
 //! the end of a read that emptied it, so a reader that takes everything there is and a worker that
 //! refills it take turns, each idle while the other copies. A read that leaves part of it behind
-//! restarts the worker at once and the two copy at the same time: under a flood that is ~13-30%
-//! more throughput for a plain reader too (docs/benchmarks.md, eighth session).
+//! restarts the worker at once and the two copy at the same time, so a flood drains faster for
+//! any reader, a plain one too (see docs/dev/perf-log.md).
 //!
 //! The descriptor is non-blocking (it shares its open file with the async writer), so the thread
 //! reads until `EAGAIN` and then parks in `poll()` on the PTY and an eventfd; a cycle that already
@@ -20,7 +20,7 @@
 //! consumers get one chunk of up to [`PTY_READ_CHUNK`] instead of many small ones. While a flood
 //! lasts (a cycle filled its buffer, or waited and got more) every cycle waits so, whatever it
 //! holds: after a chunk is handed on, the next read often finds only the kernel's one 4 KiB
-//! buffer, and without this a flood went out as thousands of 4-12 KiB frames besides the full
+//! buffer, and without this a flood goes out as thousands of 4-12 KiB frames beside the full
 //! ones. The first wait that times out ends the flood state, so a keystroke echo never waits.
 //!
 //! An idle session is a thread parked in `poll()`: no CPU, and only the stack pages it has touched

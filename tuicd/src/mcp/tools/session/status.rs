@@ -1,10 +1,10 @@
 //! `session action=status`, serialised straight to its JSON text.
 //!
 //! The answer is the session's info with the agent engine's view under `state`, `agent_state`
-//! and `background_work` lifted to the top level, and the PTY description. It used to be built
-//! as a `serde_json::Value` (a tree of sorted maps) and then printed; these views print the same
-//! bytes without the tree: their fields are declared in alphabetical order, which is the order a
-//! `Value` object prints its keys in (the tests compare both ways).
+//! and `background_work` lifted to the top level, and the PTY description. These views print it
+//! without building a `serde_json::Value` tree (sorted maps) first, and print the same bytes one
+//! would: their fields are declared in alphabetical order, the order a `Value` object prints its
+//! keys in (the tests compare both ways).
 
 use proto::session::{SessionInfo, ShellState};
 use serde::Serialize;
