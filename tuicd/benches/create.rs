@@ -95,11 +95,6 @@ async fn tuicd(socket: &Path, conn: &mut UnixStream, cwd: &Path) -> (Duration, D
     (posted, prompt)
 }
 
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let rounds = std::env::var("TUIC_BENCH_ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(ROUNDS);
@@ -123,12 +118,12 @@ async fn main() {
     println!("{rounds} alternating rounds ({command}, {ROWS}x{COLS}, cwd {}), medians:\n", cwd.display());
     println!("| measure | p50 ms |");
     println!("|---|---|");
-    println!("| bare pty-process spawn -> first prompt | {:.2} |", median(&mut bares));
-    println!("| tuicd `POST /sessions` answered | {:.2} |", median(&mut posts));
-    println!("| tuicd `POST /sessions` -> first prompt on the WebSocket | {:.2} |", median(&mut prompts));
+    println!("| bare pty-process spawn -> first prompt | {:.2} |", common::median(&mut bares));
+    println!("| tuicd `POST /sessions` answered | {:.2} |", common::median(&mut posts));
+    println!("| tuicd `POST /sessions` -> first prompt on the WebSocket | {:.2} |", common::median(&mut prompts));
     println!(
         "\nmedian round: tuicd create-to-prompt / bare spawn-to-prompt = {:.2}x (target <= 1.5x)",
-        median(&mut ratios)
+        common::median(&mut ratios)
     );
     let _ = daemon.child.start_kill();
 }

@@ -54,11 +54,6 @@ async fn phase(conn: &mut UnixStream, id: &str, format: &str) -> Duration {
     samples[samples.len() / 2]
 }
 
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let rounds = std::env::var("TUIC_BENCH_ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(ROUNDS);
@@ -88,8 +83,8 @@ async fn main() {
     println!("{rounds} alternating rounds of {CALLS_PER_PHASE} calls per format, limit={LIMIT}, 1 client:\n");
     println!("| `session action=output` | p50 µs |");
     println!("|---|---|");
-    println!("| format=text | {:.0} |", median(&mut texts));
-    println!("| format=raw | {:.0} |", median(&mut raws));
-    println!("\nmedian round: text p50 / raw p50 = {:.2}x (target <= 2x)", median(&mut ratios));
+    println!("| format=text | {:.0} |", common::median(&mut texts));
+    println!("| format=raw | {:.0} |", common::median(&mut raws));
+    println!("\nmedian round: text p50 / raw p50 = {:.2}x (target <= 2x)", common::median(&mut ratios));
     let _ = daemon.child.start_kill();
 }

@@ -52,3 +52,9 @@ pub(crate) async fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// The middle value (the upper one of an even count), sorting `values` in place.
+pub(crate) fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}

@@ -198,21 +198,6 @@ async fn hash_password_route_and_command_produce_verifiable_hashes() {
     assert!(bcrypt::verify("from stdin", hash.trim()).unwrap());
 }
 
-/// Sends `head`, then as much of `body` as the daemon reads before it answers (it may answer
-/// 413 and close before the upload ends), then reads the answer.
-async fn upload_raw(daemon: &Daemon, head: String, body: &[u8]) -> String {
-    let mut stream = tokio::net::UnixStream::connect(&daemon.socket).await.unwrap();
-    stream.write_all(head.as_bytes()).await.unwrap();
-    for chunk in body.chunks(64 * 1024) {
-        if stream.write_all(chunk).await.is_err() {
-            break;
-        }
-    }
-    let mut out = Vec::new();
-    let _ = tokio::time::timeout(DEADLINE, stream.read_to_end(&mut out)).await;
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 #[tokio::test]
 async fn oversize_bodies_get_413_with_and_without_content_length() {
     let daemon = Daemon::start().await;

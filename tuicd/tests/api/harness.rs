@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 use tempfile::TempDir;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, Command};
 
 /// Generous: a cold debug binary on a loaded 2-core CI machine.
@@ -214,6 +215,21 @@ impl Daemon {
 
         std::mem::replace(&mut self.dir, dir)
     }
+}
+
+/// Sends `head`, then as much of `body` as the daemon reads before it answers (it may answer
+/// 413 and close before the upload ends), then reads the answer.
+pub(crate) async fn upload_raw(daemon: &Daemon, head: String, body: &[u8]) -> String {
+    let mut stream = tokio::net::UnixStream::connect(&daemon.socket).await.unwrap();
+    stream.write_all(head.as_bytes()).await.unwrap();
+    for chunk in body.chunks(64 * 1024) {
+        if stream.write_all(chunk).await.is_err() {
+            break;
+        }
+    }
+    let mut out = Vec::new();
+    let _ = tokio::time::timeout(DEADLINE, stream.read_to_end(&mut out)).await;
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 pub(crate) const SIGTERM: i32 = 15;

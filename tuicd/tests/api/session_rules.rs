@@ -4,7 +4,6 @@
 
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::harness::*;
 use crate::mcp_client::ok;
@@ -88,20 +87,6 @@ async fn session_closed_is_the_last_event_of_a_session_on_the_bus() {
         let last = of_session.last().expect("events of the session");
         assert_eq!(last.1, "session-closed", "after session-closed: {:?}", of_session);
     }
-}
-
-/// Sends `head` and as much of `body` as the daemon reads before it answers, then the answer.
-async fn upload_raw(daemon: &Daemon, head: String, body: &[u8]) -> String {
-    let mut stream = tokio::net::UnixStream::connect(&daemon.socket).await.unwrap();
-    stream.write_all(head.as_bytes()).await.unwrap();
-    for chunk in body.chunks(64 * 1024) {
-        if stream.write_all(chunk).await.is_err() {
-            break;
-        }
-    }
-    let mut out = Vec::new();
-    let _ = tokio::time::timeout(DEADLINE, stream.read_to_end(&mut out)).await;
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn body_json(response: &str) -> Value {
