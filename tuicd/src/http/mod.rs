@@ -23,6 +23,10 @@ pub(crate) type ApiResult = Result<Response, ApiError>;
 #[derive(Debug, Clone)]
 pub(crate) struct Caller {
     pub transport: Transport,
+    /// The connection's socket when it is plain (IPC or TCP without TLS), so the WebSocket stream
+    /// can let the session's reader thread write output frames to it (`routes/stream_direct.rs`).
+    /// Valid while the request is being served: the connection owns it.
+    pub socket: Option<std::os::fd::RawFd>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,12 +39,17 @@ pub(crate) enum Transport {
 
 impl Caller {
     pub(crate) fn ipc() -> Self {
-        Self { transport: Transport::Ipc }
+        Self { transport: Transport::Ipc, socket: None }
     }
 
     /// A remote caller on the TCP listener.
     pub(crate) fn tcp(peer: std::net::SocketAddr, tls: bool) -> Self {
-        Self { transport: Transport::Tcp { peer, tls } }
+        Self { transport: Transport::Tcp { peer, tls }, socket: None }
+    }
+
+    /// The same caller, on the plain socket `fd`.
+    pub(crate) fn on_socket(self, fd: std::os::fd::RawFd) -> Self {
+        Self { socket: Some(fd), ..self }
     }
 
     /// True for the IPC socket and for TCP peers on a loopback address.

@@ -10,4 +10,5 @@ pub(crate) mod health;
 pub(crate) mod monitor;
 pub(crate) mod sessions;
 pub(crate) mod stream;
+mod stream_direct;
 mod stream_encode;

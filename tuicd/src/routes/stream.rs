@@ -6,11 +6,13 @@
 //! handshake follows RFC 6455: a client's Close is answered with a Close, and a text frame that is
 //! not UTF-8 closes the stream with 1007.
 //!
-//! The client's task relays the session broadcast at the client's own pace, coalescing the output
-//! chunks already queued into one frame. A client whose socket stalls falls behind the broadcast's
-//! bounded window, is told with a `lagged` frame only if the ring no longer has what it missed, and
-//! is resynced from the ring: memory stays bounded and the PTY and the other clients never wait for
-//! it.
+//! On a plain socket (IPC, TCP without TLS) the session's reader thread writes the client's output
+//! frames itself (`stream_direct.rs`) and this task sends the other frames, from the session's
+//! `notices`. Over TLS, and whenever the client's socket has not taken the rest of one frame by the
+//! time the next is ready, this task relays the output from the session broadcast at the client's
+//! own pace. A client whose socket stalls falls behind the broadcast's bounded window, is told with
+//! a `lagged` frame only if the ring no longer has what it missed, and is resynced from the ring:
+//! memory stays bounded and the PTY and the other clients never wait for it.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -26,8 +28,8 @@ use hyper_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
 use hyper_util::rt::TokioIo;
 use proto::session::StreamFrame;
 use serde::Deserialize;
-use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+use tokio::sync::{Notify, broadcast};
 
 use crate::http::body::query;
 use crate::http::{ApiError, ApiResult, Caller, Request};
@@ -35,6 +37,7 @@ use crate::limits::{WS_BATCH_BYTES, WS_CATCH_UP_CHUNK, WS_READ_BUFFER};
 use crate::session::{Session, SessionEvent, Watch};
 use crate::state::App;
 
+use super::stream_direct::{DirectSocket, Position, SocketIo};
 use super::stream_encode::{binary_output, json_output, json_output_holding_back};
 
 #[derive(Debug, Default, Deserialize)]
@@ -72,15 +75,33 @@ pub(crate) async fn stream(app: &App, caller: &Caller, id: &str, mut req: Reques
         return Err(ApiError::BadRequest("WebSocket upgrade failed: Sec-WebSocket-Version must be 13".into()));
     }
     let accept = derive_accept_key(key.as_bytes());
+    // An HTTP/1.1 connection belongs to this socket alone once upgraded: only then may the reader
+    // thread write to its descriptor.
+    let direct = caller.socket.filter(|_| req.version() == http::Version::HTTP_11).and_then(|fd| {
+        #[allow(unsafe_code)]
+        // SAFETY: `fd` is the descriptor of the connection this request arrived on, which hyper
+        // keeps open while it serves the request (now); it is duplicated at once, so the copy
+        // outlives the borrow.
+        let socket = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+        socket.try_clone_to_owned().ok().map(|fd| Arc::new(DirectSocket::new(fd, binary)))
+    });
     let upgrading = hyper::upgrade::on(&mut req);
-    let client =
-        Client { app: app.clone(), session, can_write: caller.is_loopback(), binary, next: 0, held: Vec::new() };
+    let client = Client {
+        app: app.clone(),
+        session,
+        can_write: caller.is_loopback(),
+        binary,
+        next: 0,
+        held: Vec::new(),
+        direct,
+    };
     let cursor = params.cursor.or(params.offset);
     tokio::spawn(async move {
         match upgrading.await {
             Ok(upgraded) => {
+                let io = SocketIo::new(TokioIo::new(upgraded), client.direct.clone());
                 let config = WebSocketConfig::default().read_buffer_size(WS_READ_BUFFER);
-                let socket = WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config)).await;
+                let socket = WebSocketStream::from_raw_socket(io, Role::Server, Some(config)).await;
                 client.run(socket, cursor).await;
             }
             Err(e) => tracing::debug!(error = %e, "WebSocket handshake failed"),
@@ -96,7 +117,7 @@ pub(crate) async fn stream(app: &App, caller: &Caller, id: &str, mut req: Reques
     Ok(response)
 }
 
-type Socket = WebSocketStream<TokioIo<hyper::upgrade::Upgraded>>;
+type Socket = WebSocketStream<SocketIo<TokioIo<hyper::upgrade::Upgraded>>>;
 type Sink = futures_util::stream::SplitSink<Socket, Message>;
 type Events = broadcast::Receiver<Arc<SessionEvent>>;
 
@@ -106,11 +127,14 @@ struct Client {
     can_write: bool,
     /// Output as binary frames (raw bytes after an 8-byte cursor) instead of JSON text.
     binary: bool,
-    /// Cursor after the last byte taken from the session (sent, or held in `held`).
+    /// Cursor after the last byte taken from the session (sent, or held in `held`). Stale while
+    /// the reader thread writes the output (see `stream_direct.rs`): [`Client::take_back`] first.
     next: u64,
     /// An incomplete UTF-8 character at the end of the last chunk, sent with the next one (JSON
     /// mode only: binary frames carry raw bytes and may split a character).
     held: Vec<u8>,
+    /// On a plain socket: the reader thread's way to write this client's output frames itself.
+    direct: Option<Arc<DirectSocket>>,
 }
 
 /// Why this client is no longer served.
@@ -126,7 +150,11 @@ enum Gone {
 impl Client {
     async fn run(mut self, socket: Socket, cursor: Option<u64>) {
         let (mut sink, mut incoming) = socket.split();
-        let Watch { read: first, mut live, exit: finished } = self.session.watch_from(cursor, WS_CATCH_UP_CHUNK);
+        let Watch { read: first, live, mut notices, exit: finished } =
+            self.session.watch_from(cursor, WS_CATCH_UP_CHUNK);
+        // Output comes from `live` while this task relays it, and not at all while the reader
+        // writes it; every other event comes from `notices`.
+        let mut live = Some(live);
         self.next = first.start;
         let result: Result<(), Gone> = async {
             if first.missed > 0 {
@@ -138,26 +166,15 @@ impl Client {
                 return self.end(&mut sink, exit.exit_code, exit.reason).await;
             }
             loop {
+                if live.as_ref().is_some_and(|rx| self.go_direct(rx)) {
+                    live = None;
+                }
                 tokio::select! {
                     () = self.app.stopping() => return Err(Gone::Dropped),
-                    received = live.recv() => match received {
+                    received = recv_live(&mut live) => match received {
                         Ok(event) => {
-                            let mut event = Some(event);
-                            while let Some(next) = event.take() {
-                                event = match &*next {
-                                    SessionEvent::Output { start, data } => {
-                                        self.on_output(&mut sink, *start, data.clone(), &mut live).await?
-                                    }
-                                    SessionEvent::Parsed(parsed) => {
-                                        send(&mut sink, &StreamFrame::Parsed { event: parsed.clone() }).await?;
-                                        None
-                                    }
-                                    SessionEvent::Exit | SessionEvent::Closed => {
-                                        let exit = self.session.exit_info();
-                                        let (code, reason) = exit.map_or((None, "closed"), |e| (e.exit_code, e.reason));
-                                        return self.end(&mut sink, code, reason).await;
-                                    }
-                                };
+                            if let SessionEvent::Output { start, data } = &*event {
+                                self.on_output(&mut sink, *start, data.clone(), live.as_mut().expect("relaying")).await?;
                             }
                         }
                         Err(RecvError::Lagged(_)) => {
@@ -165,6 +182,34 @@ impl Client {
                             self.catch_up(&mut sink).await?;
                         }
                         Err(RecvError::Closed) => return Err(Gone::Dropped),
+                    },
+                    notice = notices.recv() => match notice.as_deref() {
+                        Ok(SessionEvent::Parsed(parsed)) => {
+                            send(&mut sink, &StreamFrame::Parsed { event: parsed.clone() }).await?;
+                        }
+                        Ok(SessionEvent::Exit | SessionEvent::Closed) => {
+                            let exit = self.session.exit_info();
+                            let (code, reason) = exit.map_or((None, "closed"), |e| (e.exit_code, e.reason));
+                            return self.end(&mut sink, code, reason).await;
+                        }
+                        // Only `parsed` notices can be missed: the exit ones are the last two.
+                        Ok(SessionEvent::Output { .. }) | Err(RecvError::Lagged(_)) => {}
+                        Err(RecvError::Closed) => return Err(Gone::Dropped),
+                    },
+                    () = notified(self.direct.as_deref(), DirectSocket::handed_back), if live.is_none() => {
+                        // The socket was full: relay from where the reader stopped until caught up.
+                        if let Some(position) = self.direct.as_ref().and_then(|d| d.handed()) {
+                            self.app.sessions.counters().ws_lag_resyncs.fetch_add(1, Ordering::Relaxed);
+                            (self.next, self.held) = (position.next, position.held);
+                            live = Some(self.session.subscribe());
+                            sink.flush().await.map_err(|_| Gone::Dropped)?;
+                            self.catch_up(&mut sink).await?;
+                        }
+                    },
+                    () = notified(self.direct.as_deref(), DirectSocket::flush_wanted), if live.is_none() => {
+                        // The socket took part of a frame: send the rest as soon as it drains,
+                        // should the reader's next chunk not come first.
+                        sink.flush().await.map_err(|_| Gone::Dropped)?;
                     },
                     message = incoming.next() => match message {
                         Some(Ok(Message::Text(text))) => self.input(Bytes::from(text)).await,
@@ -180,6 +225,9 @@ impl Client {
             }
         }
         .await;
+        if let Some(direct) = &self.direct {
+            self.session.detach_sink(direct);
+        }
         match result {
             Ok(()) => {}
             // The reply tungstenite queued when it read the Close goes out with the flush.
@@ -192,15 +240,34 @@ impl Client {
         }
     }
 
+    /// Hands the output to the reader thread if this client has sent everything so far and nothing
+    /// is queued for it; true when it did.
+    fn go_direct(&mut self, live: &Events) -> bool {
+        let Some(direct) = &self.direct else { return false };
+        let at = self.next;
+        self.session.attach_sink(direct, at, || {
+            // Under the output lock: no chunk can be broadcast between this check and the arming.
+            live.is_empty() && {
+                direct.arm(Position { next: at, held: std::mem::take(&mut self.held) });
+                true
+            }
+        })
+    }
+
+    /// Takes the output back from the reader thread, if it has it.
+    fn take_back(&mut self) {
+        if let Some((position, handed)) = self.direct.as_ref().and_then(|d| d.take_back()) {
+            if handed {
+                // A resync the `handed_back` branch did not get to (the task was busy flushing).
+                self.app.sessions.counters().ws_lag_resyncs.fetch_add(1, Ordering::Relaxed);
+            }
+            (self.next, self.held) = (position.next, position.held);
+        }
+    }
+
     /// Sends a live output chunk, coalescing the output chunks already queued behind it into one
-    /// frame. Returns the event that ended the batch when it is not output, to be sent next.
-    async fn on_output(
-        &mut self,
-        sink: &mut Sink,
-        start: u64,
-        data: Bytes,
-        live: &mut Events,
-    ) -> Result<Option<Arc<SessionEvent>>, Gone> {
+    /// frame (other events are taken from `notices`).
+    async fn on_output(&mut self, sink: &mut Sink, start: u64, data: Bytes, live: &mut Events) -> Result<(), Gone> {
         // The chunks are shared with the broadcast: gathered by reference, encoded once.
         let mut batch = vec![data];
         let mut len = batch[0].len();
@@ -212,22 +279,17 @@ impl Client {
                         batch.push(data.clone());
                     }
                     SessionEvent::Output { .. } => break,
-                    _ => {
-                        self.deliver(sink, start, batch).await?;
-                        return Ok(Some(next));
-                    }
+                    _ => {}
                 },
                 Err(TryRecvError::Lagged(_)) => {
                     self.deliver(sink, start, batch).await?;
                     self.app.sessions.counters().ws_lag_resyncs.fetch_add(1, Ordering::Relaxed);
-                    self.catch_up(sink).await?;
-                    return Ok(None);
+                    return self.catch_up(sink).await;
                 }
                 Err(_) => break,
             }
         }
-        self.deliver(sink, start, batch).await?;
-        Ok(None)
+        self.deliver(sink, start, batch).await
     }
 
     /// Sends a live chunk; a chunk that starts beyond `next` means this client missed bytes, so
@@ -289,6 +351,7 @@ impl Client {
 
     /// Flushes what is held, then `exit`, `closed` and the close handshake.
     async fn end(&mut self, sink: &mut Sink, exit_code: Option<i32>, reason: &'static str) -> Result<(), Gone> {
+        self.take_back();
         self.catch_up(sink).await?;
         // An incomplete character left at the end goes out as it is (U+FFFD).
         let held = std::mem::take(&mut self.held);
@@ -310,6 +373,22 @@ impl Client {
         if let Err(e) = self.session.write(data).await {
             tracing::debug!(session = %self.session.id, error = %e, "WebSocket input refused");
         }
+    }
+}
+
+/// The next event of `live` while relaying; never while the reader writes the output.
+async fn recv_live(live: &mut Option<Events>) -> Result<Arc<SessionEvent>, RecvError> {
+    match live {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// One of the direct socket's wake-ups (`which`); never without a direct socket.
+async fn notified(direct: Option<&DirectSocket>, which: fn(&DirectSocket) -> &Notify) {
+    match direct {
+        Some(direct) => which(direct).notified().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -104,7 +104,8 @@ impl Daemon {
                     Err(e) => { tracing::warn!(error = %e, "IPC accept failed"); continue; }
                 },
             };
-            service::serve_connection(app.clone(), Caller::ipc(), PermitStream::new(stream, permit), &graceful);
+            let caller = Caller::ipc().on_socket(std::os::fd::AsRawFd::as_raw_fd(&stream));
+            service::serve_connection(app.clone(), caller, PermitStream::new(stream, permit), &graceful);
         }
         tracing::info!("shutting down: no new connections; draining in-flight requests");
         ipc.remove_file();

@@ -122,7 +122,10 @@ async fn accept_loop(
         let _ = stream.set_nodelay(true);
         let caller = Caller::tcp(peer, acceptor.is_some());
         match &acceptor {
-            None => serve_connection(app.clone(), caller, PermitStream::new(stream, permit), &graceful),
+            None => {
+                let caller = caller.on_socket(std::os::fd::AsRawFd::as_raw_fd(&stream));
+                serve_connection(app.clone(), caller, PermitStream::new(stream, permit), &graceful)
+            }
             Some(acceptor) => match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
                 Ok(Ok(tls)) => serve_connection(app.clone(), caller, PermitStream::new(tls, permit), &graceful),
                 Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),

@@ -20,7 +20,9 @@
 //! Session::close(&self, reason: &'static str)   // SIGHUP to the job, SIGKILL to the child; the session then finishes
 //! Session::pause(&self) / resume(&self) -> Result<(), SessionError>
 //! Session::read_raw(&self, from: u64, limit: usize) -> RingRead    // raw ring bytes by cursor
-//! Session::watch_from(&self, cursor: Option<u64>, limit: usize) -> Watch { read, live, exit } // catch-up + broadcast, no gap
+//! Session::watch_from(&self, cursor: Option<u64>, limit: usize) -> Watch { read, live, notices, exit } // `notices`: all but Output
+//! Session::attach_sink(&self, sink: &Arc<impl OutputSink>, at: u64, arm: impl FnOnce() -> bool) -> bool // the reader offers it each chunk
+//! Session::detach_sink(&self, sink: &Arc<impl OutputSink>)
 //! Session::finished(&self)                   // async; resolves once exited and drained
 //! Session::exit_info(&self) -> Option<ExitInfo>
 //! Session::writer(&self) -> MutexGuard<()>    // async; a framed write holds it across its parts, then write_held
@@ -38,6 +40,8 @@
 //!   own task (`tasks::follow_screen`), so parsing never slows output. Under sustained output it
 //!   holds to a parse-time budget (`budget.rs`, 1/`SCREEN_PARSE_SHARE` of wall time) and skips
 //!   ahead when more than `SCREEN_MAX_BACKLOG` behind.
+//! - An attached [`OutputSink`] is offered every chunk from the ring's end at attach time, in
+//!   cursor order, by the reader thread under the output lock; the sinks are dropped in `finish`.
 //! - Cursors only move forward: bytes for raw output, log lines for text/log output.
 //! - The writer (`writer.rs`) registers the PTY master with the reactor for write readiness only,
 //!   so output never wakes the reactor.
@@ -60,6 +64,7 @@ mod reader;
 mod registry;
 pub(crate) mod ring;
 mod screen;
+mod sink;
 mod spawn;
 mod tasks;
 mod watch;
@@ -71,6 +76,7 @@ pub(crate) use hooks::{AttachContext, AttachFactory, Attachment};
 pub(crate) use owner::{Announcer, Session, SessionEvent};
 pub(crate) use read::{OutputQuery, WaitFor, WaitOutcome};
 pub(crate) use registry::SessionRegistry;
+pub(crate) use sink::OutputSink;
 pub(crate) use watch::Watch;
 
 /// Daemon-wide session counters behind `/metrics`.

@@ -43,16 +43,25 @@ pub(crate) enum SessionEvent {
     Closed,
 }
 
-/// Sends a non-output event (`Parsed`, `Exit`, `Closed`) on the session broadcast.
+/// Sends a non-output event on both broadcasts: `live` (every event, in order) and `notices`
+/// (every event but `Output`: a stream client listens there for its other frames, so it is not
+/// woken per chunk while the reader thread writes its output; see [`super::sink`]).
 #[derive(Debug, Clone)]
 pub(crate) struct Announcer {
     live: broadcast::Sender<Arc<SessionEvent>>,
+    notices: broadcast::Sender<Arc<SessionEvent>>,
 }
 
 impl Announcer {
     pub(crate) fn announce(&self, event: SessionEvent) {
+        let event = Arc::new(event);
         // No subscribers is fine.
-        let _ = self.live.send(Arc::new(event));
+        let _ = self.live.send(event.clone());
+        let _ = self.notices.send(event);
+    }
+
+    pub(super) fn subscribe_notices(&self) -> broadcast::Receiver<Arc<SessionEvent>> {
+        self.notices.subscribe()
     }
 }
 
@@ -99,7 +108,7 @@ pub(crate) struct Session {
     /// The ring cursor up to which the screen model has processed.
     pub(super) screen_cursor: watch::Sender<u64>,
     pub(super) live: broadcast::Sender<Arc<SessionEvent>>,
-    /// Sends `Parsed`, `Exit` and `Closed` on `live`.
+    /// Sends `Parsed`, `Exit` and `Closed` on `live` and on the `notices` broadcast.
     pub(super) announcer: Announcer,
     input: mpsc::Sender<Bytes>,
     pub(super) paused: watch::Sender<bool>,
@@ -135,6 +144,8 @@ pub(super) struct OutputState {
     pub ring: RawRing,
     pub last_output: Option<Instant>,
     pub exit: Option<ExitInfo>,
+    /// Consumers the reader hands each chunk to itself, under this lock (see [`super::sink`]).
+    pub sinks: Vec<Arc<dyn super::sink::OutputSink>>,
 }
 
 pub(super) struct TermState {
@@ -170,7 +181,7 @@ impl Session {
         let (input, input_rx) = mpsc::channel(PTY_INPUT_QUEUE);
         let (kill, kill_rx) = oneshot::channel();
         let live = broadcast::channel(SESSION_BROADCAST_CAPACITY).0;
-        let announcer = Announcer { live: live.clone() };
+        let announcer = Announcer { live: live.clone(), notices: broadcast::channel(SESSION_BROADCAST_CAPACITY).0 };
         let attachment = identity.attach.as_ref().map(|attach| {
             attach(AttachContext {
                 session_id: &identity.id,
@@ -196,6 +207,7 @@ impl Session {
                 ring: RawRing::new(SESSION_RING_BYTES, RING_SHARE_FROM),
                 last_output: None,
                 exit: None,
+                sinks: Vec::new(),
             }),
             term: Mutex::new(TermState {
                 screen: ScreenModel::new(plan.rows, plan.cols, SESSION_LOG_LINES),
@@ -372,6 +384,7 @@ impl Session {
             out.exit = Some(ExitInfo { exit_code, reason });
             self.announcer.announce(SessionEvent::Exit);
             self.announcer.announce(SessionEvent::Closed);
+            out.sinks.clear();
         }
         self.paused.send_replace(false);
         self.reader.wake();

@@ -1,11 +1,12 @@
 //! The PTY reader: one small dedicated thread per session doing `read()` on the PTY master, so
 //! draining a flooding child never waits for a busy tokio worker (the kernel's PTY buffer is small:
-//! a reader that is late by one scheduling round stalls the child). Each chunk goes to the ring and
-//! the broadcast under one lock (`tasks::ingest`). The thread reads into one buffer that it
+//! a reader that is late by one scheduling round stalls the child). Each chunk goes to the ring, the
+//! broadcast and the attached output sinks (a plain-socket WebSocket client's frames are written
+//! here, see `sink.rs`) under one lock (`tasks::ingest`). The thread reads into one buffer that it
 //! keeps (hot in cache: the kernel copies a tty read out 64 bytes at a time) and copies each chunk
-//! once into an allocation of its exact size, which the ring and the broadcast share. A fresh
-//! buffer per read would save that copy, but the kernel's small copies would all land in cold
-//! memory, which costs the thread more than the one copy does.
+//! once into an allocation of its exact size, which the ring, the broadcast and the sinks share.
+//! A fresh buffer per read would save that copy, but the kernel's small copies would all land in
+//! cold memory, which costs the thread more than the one copy does.
 //!
 //! Each `read()` asks for at most [`PTY_READ_SLICE`] (2 KiB), half the line discipline's 4 KiB
 //! buffer. The kernel restarts the worker that refills that buffer from the child's writes only at

@@ -16,8 +16,9 @@ use super::capture::Direction;
 use super::owner::{OnClose, Session, SessionEvent};
 use crate::limits::{PTY_DRAIN_AFTER_EXIT, SCREEN_BATCH, SCREEN_MAX_BACKLOG};
 
-/// One chunk the reader thread read: to the ring and the broadcast under one lock (so live order
-/// equals cursor order for every subscriber), then to the screen task and the capture file.
+/// One chunk the reader thread read: to the ring, the broadcast and the attached sinks under one
+/// lock (so live order equals cursor order for every subscriber), then to the screen task and the
+/// capture file.
 pub(super) fn ingest(session: &Session, data: Bytes) {
     let bytes = data.clone();
     {
@@ -27,6 +28,9 @@ pub(super) fn ingest(session: &Session, data: Bytes) {
         out.last_output = Some(Instant::now());
         // No subscribers is fine: the ring has it.
         let _ = session.live.send(Arc::new(SessionEvent::Output { start, data }));
+        for sink in &out.sinks {
+            sink.offer(start, &bytes);
+        }
     }
     session.screen_wake.notify_one();
     session.counters.bytes_emitted.fetch_add(bytes.len() as u64, Ordering::Relaxed);

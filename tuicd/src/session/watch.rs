@@ -1,4 +1,4 @@
-//! A subscription to a session from a cursor: the ring's catch-up and the live broadcast, taken
+//! A subscription to a session from a cursor: the ring's catch-up and the live broadcasts, taken
 //! under one lock so they neither overlap nor leave a gap.
 
 use std::sync::Arc;
@@ -14,17 +14,20 @@ pub(crate) struct Watch {
     pub read: RingRead,
     /// Every event after `read`'s moment.
     pub live: broadcast::Receiver<Arc<SessionEvent>>,
+    /// Every event but `Output`, from the same moment (for a client whose output an
+    /// [`super::OutputSink`] writes).
+    pub notices: broadcast::Receiver<Arc<SessionEvent>>,
     /// Set when the session had already finished (its `Exit` and `Closed` will not come again).
     pub exit: Option<ExitInfo>,
 }
 
 impl Session {
-    /// Subscribes to the broadcast and reads the ring from `cursor` under one lock, so the
+    /// Subscribes to both broadcasts and reads the ring from `cursor` under one lock, so the
     /// catch-up and the first live chunk neither overlap nor leave a gap.
     pub(crate) fn watch_from(&self, cursor: Option<u64>, limit: usize) -> Watch {
         let out = self.lock();
-        let live = self.live.subscribe();
+        let (live, notices) = (self.live.subscribe(), self.announcer.subscribe_notices());
         let read = out.ring.read_from(cursor.unwrap_or(out.ring.oldest()), limit);
-        Watch { read, live, exit: out.exit }
+        Watch { read, live, notices, exit: out.exit }
     }
 }

@@ -167,23 +167,31 @@ async fn a_stalled_client_is_told_it_lagged_and_resynced_from_the_ring() {
     assert!(metrics["ws_lag_resyncs"].as_u64().unwrap() >= 1 || t.spans[0].0 > 0);
 }
 
-/// A client that stops reading while a flood fills its socket and comes back while the ring still
-/// has everything loses nothing, in both framings.
+/// The daemon's reader thread writes output frames straight to the client's socket; once the
+/// socket has not taken the rest of a frame it cut short by the next chunk, the reader hands the
+/// output back to the client's task, which sends that rest and relays from the ring. A client that
+/// stops reading and comes back while the ring still has everything loses nothing, in both
+/// framings.
 #[tokio::test]
 async fn a_client_that_stops_reading_within_the_ring_gets_every_byte_once() {
     let daemon = Daemon::start().await;
     for query in ["", "&binary=1"] {
         let id = create_id(&daemon, json!({})).await;
         let mut socket = connect(&daemon, &format!("/sessions/{id}/stream?cursor=0{query}")).await;
+        let (_, before) = daemon.get("/metrics").await;
         // ~1.5 MB: well beyond the socket's buffers, within the 2 MiB ring.
         write(&daemon, &id, "stty -echo; seq 1 200000; exit 0\n").await;
         let info = wait_exited(&daemon, &id).await;
         let t = read_to_close(&mut socket).await;
         assert_whole_seq(&t, &info, 200_000, query);
+        let (_, after) = daemon.get("/metrics").await;
+        let resyncs = |m: &Value| m["ws_lag_resyncs"].as_u64().unwrap();
+        assert!(resyncs(&after) > resyncs(&before), "the full socket sent the output back to the task ({query})");
     }
 }
 
-/// The client's task answers pings on the socket it is writing output frames to: under a flood every pong arrives and no frame is torn (the client would fail to
+/// The client's task answers pings through the same socket the reader thread is writing output
+/// frames to: under a flood every pong arrives and no frame is torn (the client would fail to
 /// parse the stream), in both framings.
 #[tokio::test]
 async fn pings_during_a_flood_get_pongs_and_leave_the_frames_whole() {
@@ -239,7 +247,8 @@ async fn pings_during_a_flood_get_pongs_and_leave_the_frames_whole() {
 trait Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
 impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> Io for T {}
 
-/// Plain TCP and TLS deliver a flood exactly, as the Unix socket does.
+/// On plain TCP the reader thread writes the output frames to the socket, as on the Unix socket;
+/// over TLS it cannot, and the client's task relays them. Both deliver a flood exactly.
 #[tokio::test]
 async fn a_flood_arrives_whole_over_plain_tcp_and_over_tls() {
     use tokio_tungstenite::tungstenite::client::IntoClientRequest;

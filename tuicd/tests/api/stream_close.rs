@@ -56,3 +56,32 @@ async fn a_text_frame_that_is_not_utf8_closes_the_stream_with_1007_and_writes_no
     let screen = wait_text(&daemon, &id, "after-42").await;
     assert!(!screen.contains("bad-"), "{screen}");
 }
+
+/// While the reader thread is writing a flood's output frames to the socket, a client's Close is
+/// still answered with a Close: every frame before it arrives whole (a torn frame would end the
+/// stream with a protocol error instead) and none follows it.
+#[tokio::test]
+async fn a_close_during_a_flood_gets_a_close_after_whole_frames() {
+    let daemon = Daemon::start().await;
+    for query in ["", "?binary=1"] {
+        let id = create_id(&daemon, json!({})).await;
+        let mut socket = connect(&daemon, &format!("/sessions/{id}/stream{query}")).await;
+        write(&daemon, &id, "stty -echo; seq 1 3000000\n").await;
+        // Output is flowing: the close lands in the middle of the flood.
+        let mut frames = 0;
+        while frames < 20 {
+            match tokio::time::timeout(DEADLINE, socket.next()).await.expect("output in time") {
+                Some(Ok(Message::Text(_) | Message::Binary(_))) => frames += 1,
+                Some(Ok(_)) => {}
+                other => panic!("the stream ended during the flood: {other:?}"),
+            }
+        }
+        socket.send(Message::Close(Some(CloseFrame { code: CloseCode::Normal, reason: "bye".into() }))).await.unwrap();
+        let reply = close_frame(&mut socket).await.expect("the reply carries a code");
+        assert_eq!(reply.code, CloseCode::Normal, "{query}");
+        assert!(tokio::time::timeout(DEADLINE, socket.next()).await.unwrap().is_none(), "nothing after the Close");
+        write(&daemon, &id, "\x03").await;
+        write(&daemon, &id, "echo after-$((40+3))\n").await;
+        wait_text(&daemon, &id, "after-43").await;
+    }
+}
