@@ -34,19 +34,6 @@ fn confirmed(s: &Value) -> bool {
     s["state"]["idle_confirmed"] == json!(true)
 }
 
-async fn output(daemon: &Daemon, id: &str) -> String {
-    let out = ok(daemon, "session", json!({"action": "output", "session_id": id, "limit": 100000})).await;
-    out["data"].as_str().unwrap().to_owned()
-}
-
-async fn wait_output(daemon: &Daemon, id: &str, needle: &str) -> String {
-    wait_until(&format!("'{needle}' in {id}"), DEADLINE, || async {
-        let text = output(daemon, id).await;
-        text.contains(needle).then_some(text)
-    })
-    .await
-}
-
 async fn submit(daemon: &Daemon, id: &str, input: &str) -> (bool, Value) {
     call(daemon, "session", json!({"action": "submit", "session_id": id, "input": input})).await
 }
@@ -63,7 +50,7 @@ async fn idle_a_completed_agent_takes_a_submit_at_once() {
     assert!(confirmed(&done), "completed but not confirmed idle: {done}");
     let (failed, receipt) = submit(&daemon, &id, "second job").await;
     assert!(!failed && receipt["submitted"] == json!(true), "a completed agent refused a submit: {receipt}");
-    wait_output(&daemon, &id, "done: second job").await;
+    wait_session_output(&daemon, &id, "done: second job").await;
 }
 
 #[tokio::test]
@@ -74,7 +61,7 @@ async fn idle_wait_is_not_met_while_the_agent_still_works() {
     // The turn ends with the idle hook and the marker, but leaves a build running for 3 s.
     let (failed, receipt) = submit(&daemon, &id, "background build").await;
     assert!(!failed, "{receipt}");
-    wait_output(&daemon, &id, "done: background build").await;
+    wait_session_output(&daemon, &id, "done: background build").await;
     let busy = wait_status(&daemon, "the build seen as background work", &id, |s| s["background_work"] == json!(true));
     let busy = busy.await;
     assert_eq!(busy["agent_state"], json!("working"), "{busy}");
@@ -111,9 +98,9 @@ async fn a_question_holds_typed_delivery(task: &str, question: &str) {
     // The question is answered by hand; the held message must not have been its answer.
     let answer = json!({"action": "input", "session_id": id, "input": "1", "special_key": "enter"});
     ok(&daemon, "session", answer).await;
-    let text = wait_output(&daemon, &id, "answer=").await;
+    let text = wait_session_output(&daemon, &id, "answer=").await;
     assert!(text.contains("answer=1"), "the question got another answer: {text}");
-    let text = wait_output(&daemon, &id, "done: [TUIC message from orch] hello").await;
+    let text = wait_session_output(&daemon, &id, "done: [TUIC message from orch] hello").await;
     assert!(text.find("answer=1").unwrap() < text.find("Working on [TUIC message from orch] hello").unwrap());
 }
 

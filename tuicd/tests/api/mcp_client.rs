@@ -6,7 +6,7 @@ use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
 use serde_json::{Value, json};
 
-use crate::harness::Daemon;
+use crate::harness::{DEADLINE, Daemon, wait_until};
 
 pub(crate) struct Reply {
     pub status: StatusCode,
@@ -71,6 +71,21 @@ pub(crate) async fn ok(daemon: &Daemon, tool: &str, args: Value) -> Value {
 }
 
 /// Calls a tool that must fail; returns its error sentence.
+/// The session's whole text output, read with MCP `session action=output`.
+pub(crate) async fn session_output(daemon: &Daemon, id: &str) -> String {
+    let out = ok(daemon, "session", json!({"action": "output", "session_id": id, "limit": 100000})).await;
+    out["data"].as_str().unwrap().to_owned()
+}
+
+/// Waits until [`session_output`] contains `needle`; returns that output.
+pub(crate) async fn wait_session_output(daemon: &Daemon, id: &str, needle: &str) -> String {
+    wait_until(&format!("'{needle}' in {id}"), DEADLINE, || async {
+        let text = session_output(daemon, id).await;
+        text.contains(needle).then_some(text)
+    })
+    .await
+}
+
 pub(crate) async fn fails(daemon: &Daemon, tool: &str, args: Value) -> String {
     let (is_error, value) = call(daemon, tool, args.clone()).await;
     assert!(is_error, "{tool} {args} should have failed: {value}");

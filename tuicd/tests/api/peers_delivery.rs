@@ -30,19 +30,6 @@ async fn wait_state(daemon: &Daemon, id: &str, states: &[&str]) {
     .await;
 }
 
-async fn screen_text(daemon: &Daemon, id: &str) -> String {
-    let out = ok(daemon, "session", json!({"action": "output", "session_id": id, "limit": 100000})).await;
-    out["data"].as_str().unwrap().to_owned()
-}
-
-async fn wait_output(daemon: &Daemon, id: &str, needle: &str) -> String {
-    wait_until(&format!("'{needle}' in {id}"), DEADLINE, || async {
-        let text = screen_text(daemon, id).await;
-        text.contains(needle).then_some(text)
-    })
-    .await
-}
-
 async fn submit(daemon: &Daemon, id: &str, input: &str) {
     let receipt = ok(daemon, "session", json!({"action": "submit", "session_id": id, "input": input})).await;
     assert_eq!(receipt["submitted"], json!(true), "{receipt}");
@@ -62,14 +49,15 @@ async fn delivery_types_into_an_idle_agent_and_queues_for_a_busy_one_in_order() 
     assert_eq!((sent["delivered"].clone(), sent["recipient_has_terminal"].clone()), (json!(true), json!(true)));
     assert!(sent["recipient_state"]["agent_state"].is_string(), "{sent}");
     // Typed as one framed line (newline flattened), submitted as a real turn.
-    wait_output(&daemon, &id, "done: [TUIC message from lead] hello there second line").await;
+    wait_session_output(&daemon, &id, "done: [TUIC message from lead] hello there second line").await;
     // The inbox stays authoritative.
     assert_eq!(contents(&worker.inbox(None).await), ["hello there\nsecond line"]);
     // A body over 2 KB is not typed: a pointer to the inbox is.
     wait_state(&daemon, &id, &["completed", "idle"]).await;
     let long = format!("report {}", "x".repeat(3000));
     sender.send(&tuic, &long).await;
-    wait_output(&daemon, &id, "done: [TUIC] new message from lead \u{2014} read it with: agent action=inbox").await;
+    wait_session_output(&daemon, &id, "done: [TUIC] new message from lead \u{2014} read it with: agent action=inbox")
+        .await;
     assert_eq!(contents(&worker.inbox(None).await), [long]);
 
     // Busy: both wait for idle edges, one per transition, first in first out.
@@ -80,8 +68,8 @@ async fn delivery_types_into_an_idle_agent_and_queues_for_a_busy_one_in_order() 
         let sent = sender.send(&id, m).await;
         assert_eq!(sent["delivery_path"], json!("terminal_or_queued_and_inbox"), "{sent}");
     }
-    assert!(!screen_text(&daemon, &id).await.contains("[TUIC message from lead] m1"), "typed into a busy agent");
-    let text = wait_output(&daemon, &id, "done: [TUIC message from lead] m2").await;
+    assert!(!session_output(&daemon, &id).await.contains("[TUIC message from lead] m1"), "typed into a busy agent");
+    let text = wait_session_output(&daemon, &id, "done: [TUIC message from lead] m2").await;
     let (first, second) = (
         text.find("done: [TUIC message from lead] m1").unwrap(),
         text.find("Working on [TUIC message from lead] m2").unwrap(),
@@ -95,10 +83,10 @@ async fn delivery_types_into_an_idle_agent_and_queues_for_a_busy_one_in_order() 
     sender.send(&id, "read before idle").await;
     let page = worker.inbox(None).await;
     assert!(contents(&page).contains(&"read before idle".to_owned()), "{page}");
-    wait_output(&daemon, &id, "done: long task two").await;
+    wait_session_output(&daemon, &id, "done: long task two").await;
     wait_state(&daemon, &id, &["completed", "idle"]).await;
     sender.send(&id, "after").await;
-    let text = wait_output(&daemon, &id, "done: [TUIC message from lead] after").await;
+    let text = wait_session_output(&daemon, &id, "done: [TUIC message from lead] after").await;
     assert!(!text.contains("[TUIC message from lead] read before idle"), "an observed message was typed");
 }
 
@@ -118,12 +106,12 @@ async fn delivery_never_types_a_payload_into_an_orchestrator_only_a_notice() {
 
     let sent = sender.send(&tuic, "secret payload").await;
     assert_eq!(sent["delivery_path"], json!("wake_notification_and_inbox"), "{sent}");
-    wait_output(&daemon, &id, "done: [TUIC] message available \u{2014} read it with: agent action=inbox").await;
+    wait_session_output(&daemon, &id, "done: [TUIC] message available \u{2014} read it with: agent action=inbox").await;
     // More mail while the notice is unacknowledged coalesces into it.
     let coalesced = sender.send(&tuic, "more secret").await;
     assert_eq!(coalesced["delivery_path"], json!("coalesced_wake_and_inbox"), "{coalesced}");
     assert_eq!(contents(&orchestrator.inbox(None).await), ["secret payload", "more secret"]);
-    let text = screen_text(&daemon, &id).await;
+    let text = session_output(&daemon, &id).await;
     assert!(!text.contains("secret"), "a peer payload reached the orchestrator's terminal: {text}");
     assert_eq!(text.matches("done: [TUIC] message available").count(), 1, "one notice for the group");
     let peers = sender.list_peers().await;
@@ -199,7 +187,7 @@ async fn delivery_lifecycle_summary_for_an_orchestrator_and_its_fallback() {
     // Only lifecycle mail in the window: the notice types the events themselves.
     let child = orchestrator.ok(spawn.clone()).await;
     let short = &child["tuic_session"].as_str().unwrap()[..8];
-    let text = wait_output(&daemon, &id, &format!("done: [TUIC] child agent {short} is now completed")).await;
+    let text = wait_session_output(&daemon, &id, &format!("done: [TUIC] child agent {short} is now completed")).await;
     assert!(!text.contains("message available"), "{text}");
     // The summary acknowledged its own window: nothing is left unread.
     assert!(contents(&orchestrator.inbox(None).await).is_empty());
@@ -215,7 +203,7 @@ async fn delivery_lifecycle_summary_for_an_orchestrator_and_its_fallback() {
     let sent = sender.send(&tuic, "peer payload").await;
     assert_eq!(sent["delivery_path"], json!("inbox_only"), "a busy orchestrator is not steered: {sent}");
     assert_eq!(state_of(&daemon, &id).await["agent_state"], json!("working"), "the window closed before idle");
-    let text = wait_output(&daemon, &id, "done: [TUIC] message available").await;
+    let text = wait_session_output(&daemon, &id, "done: [TUIC] message available").await;
     let short2 = &second["tuic_session"].as_str().unwrap()[..8];
     assert!(!text.contains(&format!("child agent {short2}")), "a partial summary was typed: {text}");
     assert!(!text.contains("peer payload"));
@@ -241,9 +229,9 @@ async fn delivery_pushes_into_a_working_claude_turn_on_its_channel_stream() {
     read_until(&mut stream, "Message from worker-1: done with auth module", "the channel push").await;
     assert_eq!(contents(&bridge.inbox(None).await), ["done with auth module"]);
     // Pushed, not typed: the terminal never sees it, even after the turn ends.
-    wait_output(&daemon, &id, "done: slow task").await;
+    wait_session_output(&daemon, &id, "done: slow task").await;
     wait_state(&daemon, &id, &["completed", "idle"]).await;
-    assert!(!screen_text(&daemon, &id).await.contains("auth module"));
+    assert!(!session_output(&daemon, &id).await.contains("auth module"));
     let page = bridge.inbox(Some(0)).await;
     assert_eq!(page["messages"][0]["from_tuic_session"], json!(sender_id));
 }
@@ -271,7 +259,7 @@ async fn delivery_compose_commands_share_one_fifo_with_peer_messages() {
     let (_, queued) = daemon.post(&url, json!({"command": "cmd after"})).await;
     assert_eq!(queued["queued"], json!(1));
     // The peer message accepted earlier goes first, then the command, each on its own idle edge.
-    let text = wait_output(&daemon, &id, "done: cmd after").await;
+    let text = wait_session_output(&daemon, &id, "done: cmd after").await;
     assert!(text.find("done: [TUIC message from lead] m1").unwrap() < text.find("Working on cmd after").unwrap());
     assert!(!text.contains("cmd dropped") && !text.contains("cmd also dropped"), "a cleared command was typed");
 
