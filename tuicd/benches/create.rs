@@ -1,8 +1,8 @@
 //! Session creation to the first prompt: `POST /sessions` of an interactive bash, then its first
 //! prompt on the session's WebSocket (binary frames), against a bare pty-process spawn of the same
 //! bash (same size, working directory, arguments and environment) reading its own PTY until the
-//! prompt. Both run bash with `--norc`: an rc file (here root's runs `pyenv init`, ~650 ms) would
-//! hide what the daemon adds under the shell's own start-up. Both run in the same process, alternating round by round (bare first), bounded in count
+//! prompt. Both run bash with `--norc`: an rc file's own start-up would hide what the daemon
+//! adds. Both run in the same process, alternating round by round (bare first), bounded in count
 //! and time; the medians and the median per-round ratio are reported.
 //!
 //! Run: `cargo bench -p tuicd --bench create`. `TUIC_BENCH_ROUNDS` sets the rounds (default 40);

@@ -1,5 +1,5 @@
 //! `session action=output` in text format against raw format with the same `limit` (4096, the
-//! figure agents poll with), on the same idle session holding a full log (10,000 lines): one
+//! figure agents poll with), on the same idle session holding a long log (`seq 100000 120000`): one
 //! MCP client on a kept-alive Unix-socket connection, phases alternating text and raw, bounded in
 //! count and time. Reports each format's median phase p50 and the median per-round ratio.
 //!

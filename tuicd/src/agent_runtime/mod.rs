@@ -116,7 +116,7 @@ impl Drop for TrackerGuard<'_> {
         let confirmed_idle = state.is_some() && self.tracker.readiness() == Readiness::ConfirmedIdle;
         let ready = state.is_some() && self.tracker.check_submit().is_ok();
         let mut last = self.inner.last_edge.locked();
-        // After the session's end only its `Exited` edge (sent by the registry) may follow.
+        // After the session's end only its `Exited` edge (sent from the `on_retired` hook) may follow.
         if *last == (state, confirmed_idle, ready) || *self.inner.ended.locked() {
             return;
         }
@@ -145,7 +145,7 @@ struct Inner {
     session_id: String,
     tuic_session: String,
     edges: Option<EdgeSink>,
-    /// The last (state, ready) reported on `edges`; written under the tracker lock.
+    /// The last (state, confirmed_idle, ready) reported on `edges`; written under the tracker lock.
     last_edge: Mutex<(Option<AgentState>, bool, bool)>,
     /// The process whose descendants are probed for background work: the session's child when
     /// it is the agent itself, or the agent a shell session runs in its foreground.

@@ -108,7 +108,6 @@ pub(crate) async fn spawn(app: &App, p: SpawnRequest, spawner: Spawner) -> Resul
     let description = match &p.pty_description {
         None => DescriptionParam::Absent,
         Some(None) => DescriptionParam::Clear,
-        Some(Some(text)) if text.trim().is_empty() => DescriptionParam::Clear,
         Some(Some(text)) => DescriptionParam::Set(text),
     };
     let pty_description = launch::pty_description(description, &p.prompt);
@@ -208,7 +207,10 @@ async fn deliver_deferred(app: App, session: Arc<Session>, prompt: String, task_
     let reason = loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            break "the agent never showed a confirmed-idle ready prompt within 30 s".to_owned();
+            break format!(
+                "the agent never showed a confirmed-idle ready prompt within {} s",
+                DEFERRED_PROMPT_WATCHDOG.as_secs()
+            );
         }
         super::wait::wait_settled(&session, left).await;
         if session.exit_info().is_some() {

@@ -81,15 +81,20 @@ pub(crate) async fn submit(
     }
     let epoch = link.with_tracker(|t| t.turn_epoch());
     drop(writer);
-    let outcome = acknowledgement(session, offset, epoch, timeout).await;
+    let outcome = acknowledgement(session, link, offset, epoch, timeout).await;
     Ok(SubmitReceipt::written(submission_id, outcome, epoch))
 }
 
 /// Waits until the engine has read output past `offset` (so a state read right after the receipt
 /// already reflects the agent's answer), the session's end, a newer turn, or the timeout.
-async fn acknowledgement(session: &Session, offset: u64, epoch: u64, timeout: Duration) -> AckOutcome {
+async fn acknowledgement(
+    session: &Session,
+    link: &AgentLink,
+    offset: u64,
+    epoch: u64,
+    timeout: Duration,
+) -> AckOutcome {
     let deadline = Instant::now() + timeout;
-    let Some(link) = AgentLink::of(session) else { return AckOutcome::TimedOut };
     let mut output = link.subscribe_fed();
     let mut changes = link.subscribe();
     loop {

@@ -20,7 +20,8 @@ pub(crate) fn settled(session: &Session) -> bool {
 /// (silence timers resolve on reads), only while someone waits.
 pub(crate) async fn wait_settled(session: &Session, timeout: Duration) -> WaitOutcome {
     let deadline = Instant::now() + timeout;
-    let mut changes = AgentLink::of(session).map(AgentLink::subscribe);
+    let Some(link) = AgentLink::of(session) else { return WaitOutcome::Reached };
+    let mut changes = link.subscribe();
     loop {
         if settled(session) {
             return WaitOutcome::Reached;
@@ -32,7 +33,7 @@ pub(crate) async fn wait_settled(session: &Session, timeout: Duration) -> WaitOu
         let wake = (now + AGENT_TICK_INTERVAL).min(deadline);
         tokio::select! {
             () = tokio::time::sleep_until(wake.into()) => {}
-            Some(_) = async { Some(changes.as_mut()?.changed().await) } => {}
+            _ = changes.changed() => {}
             () = session.finished() => {}
         }
     }

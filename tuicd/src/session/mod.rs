@@ -6,7 +6,7 @@
 //! SessionRegistry::create(&self, req: &CreateSessionRequest, max_sessions: usize) -> Result<Arc<Session>, SessionError>
 //! SessionRegistry::resolve(&self, reference: &str) -> Result<Arc<Session>, SessionError>      // id | tuic_session | alias; live, then tombstones
 //! SessionRegistry::resolve_live(&self, reference: &str) -> Result<Arc<Session>, SessionError> // Exited error for a tombstone
-//! SessionRegistry::list(&self) -> Vec<Arc<Session>>           SessionRegistry::tombstones(&self) -> Vec<Arc<Session>>
+//! SessionRegistry::list(&self) -> Vec<Arc<Session>>
 //! SessionRegistry::stats(&self, max) -> Stats   ::metrics(&self) -> Metrics   ::process_stats(&self) -> Vec<ProcessStat>
 //! SessionRegistry::set_capture(&self, enabled: bool, session: Option<&str>) -> Result<CaptureStatus, SessionError>
 //! SessionRegistry::close_all(&self, reason: &'static str, deadline: Duration) // async; shutdown

@@ -179,7 +179,7 @@ impl Session {
     /// [`SHELL_IDLE_AFTER`]; `None` before the first output. Computed on read, so an idle session
     /// costs no timer.
     pub(crate) fn shell_state(&self) -> Option<ShellState> {
-        self.shell_state_with(self.hooks().map(|h| h.status()).as_ref())
+        self.shell_state_with(self.attached_status().as_ref())
     }
 
     /// The attached engine's view of the session now (see [`super::hooks`]).
@@ -235,7 +235,7 @@ impl Session {
     /// The session's info without `state`, and the agent engine's view it was read with (one
     /// tick of the engine for both).
     pub(crate) fn info_and_status(&self) -> (SessionInfo, Option<crate::agent::AgentStatus>) {
-        let status = self.hooks().map(|h| h.status());
+        let status = self.attached_status();
         let shell_state = self.shell_state_with(status.as_ref());
         let (rows, cols, total_lines) = {
             let term = self.term();

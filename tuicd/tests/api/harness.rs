@@ -184,7 +184,6 @@ impl Daemon {
 
     /// Raw bytes over a fresh socket connection; returns everything read until close.
     pub(crate) async fn raw(&self, request: &[u8]) -> String {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let mut stream = tokio::net::UnixStream::connect(&self.socket).await.unwrap();
         stream.write_all(request).await.unwrap();
         let mut out = Vec::new();

@@ -5,11 +5,11 @@ use serde_json::{Value, json};
 use crate::harness::*;
 use crate::mcp_client::*;
 
-/// The five native tools of issue 16, which answered 16,231 B before their descriptions stopped
-/// re-listing parameters and answer fields.
+/// The five native tools whose descriptions say what the schema cannot, never re-listing
+/// parameters or answer fields.
 const NATIVE: [&str; 5] = ["session", "agent", "task", "progress", "repo"];
 
-/// Their budget: their bytes when the registry landed (11,7xx B) plus room for a few sentences.
+/// Their budget: their size with descriptions of that kind, plus room for a few sentences.
 const NATIVE_TOOLS_BUDGET_BYTES: usize = 12_500;
 
 #[tokio::test]
