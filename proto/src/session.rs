@@ -242,3 +242,9 @@ pub mod close_reason {
     pub const EXPLICIT_CLOSE: &str = "explicit_close";
     pub const SHUTDOWN: &str = "shutdown";
 }
+
+/// `session action=submit`'s acknowledgement window when the call names no `timeout_ms`, and the
+/// clamp for one that does. Shared so the bridge's call deadline always outlasts the daemon's wait.
+pub const SUBMIT_ACK_DEFAULT_MS: u64 = 3_000;
+pub const SUBMIT_ACK_MIN_MS: u64 = 250;
+pub const SUBMIT_ACK_MAX_MS: u64 = 10_000;

@@ -12,11 +12,8 @@ pub(crate) const WAIT_DEFAULT_MS: u64 = 60_000;
 /// limits: 5 s under clients that abort their own call at exactly 300 s).
 pub(crate) const WAIT_CAP_MS: u64 = 300_000;
 pub(crate) const WAIT_RUN_MAX_MS: u64 = 295_000;
-/// `session action=submit`: tuicd's acknowledgement window when the call names no `timeout_ms`,
-/// and its clamp for one that does.
-pub(crate) const SUBMIT_ACK_DEFAULT_MS: u64 = 3_000;
-pub(crate) const SUBMIT_ACK_MIN_MS: u64 = 250;
-pub(crate) const SUBMIT_ACK_MAX_MS: u64 = 10_000;
+/// `session action=submit`: tuicd's acknowledgement window and clamp, shared through `proto`.
+pub(crate) use proto::session::{SUBMIT_ACK_DEFAULT_MS, SUBMIT_ACK_MAX_MS, SUBMIT_ACK_MIN_MS};
 /// Added to submit's acknowledgement window: before it, tuicd waits for the terminal's writer lock
 /// (another write in flight) and writes the framed input with its 50 ms gap before Enter. A submit
 /// cut off by the bridge may already be typed, and a retry would type it twice.

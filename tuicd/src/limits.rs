@@ -78,9 +78,10 @@ pub const CHOICE_MAX_OPTIONS: usize = 9;
 /// The composer text an `InputLineBuffer` keeps; beyond it the composer is known non-empty only.
 pub const INPUT_LINE_MAX_BYTES: usize = 64 * 1024;
 /// `session action=submit` acknowledgement window: default, and the clamp for `timeout_ms`.
-pub const SUBMIT_ACK_TIMEOUT_DEFAULT: Duration = Duration::from_millis(3000);
-pub const SUBMIT_ACK_TIMEOUT_MIN: Duration = Duration::from_millis(250);
-pub const SUBMIT_ACK_TIMEOUT_MAX: Duration = Duration::from_millis(10_000);
+/// (The values live in `proto::session`, which the bridge shares for its call deadline.)
+pub const SUBMIT_ACK_TIMEOUT_DEFAULT: Duration = Duration::from_millis(proto::session::SUBMIT_ACK_DEFAULT_MS);
+pub const SUBMIT_ACK_TIMEOUT_MIN: Duration = Duration::from_millis(proto::session::SUBMIT_ACK_MIN_MS);
+pub const SUBMIT_ACK_TIMEOUT_MAX: Duration = Duration::from_millis(proto::session::SUBMIT_ACK_MAX_MS);
 /// A `pty_description` derived from a spawn prompt keeps this many characters.
 pub const PTY_DESCRIPTION_MAX_CHARS: usize = 160;
 /// A `user-input` event carries at most this many characters of the submitted line: it goes to
