@@ -87,7 +87,7 @@ pub(crate) fn decide(facts: RecipientFacts) -> DeliveryPath {
         return match facts.wake_group {
             WakeGroupState::Pending => DeliveryPath::CoalescedWake,
             WakeGroupState::Exhausted => DeliveryPath::InboxOnly,
-            // Working, awaiting-input, starting, missing and unknown fail closed; the mail stays
+            // Working, awaiting-input, starting and unknown fail closed; the mail stays
             // eligible and is re-evaluated at the next idle/completed transition.
             WakeGroupState::Open if !terminal.lifecycle.is_ready() => DeliveryPath::InboxOnly,
             WakeGroupState::Open if facts.summary_fits => DeliveryPath::LifecycleSummary,
@@ -98,8 +98,6 @@ pub(crate) fn decide(facts: RecipientFacts) -> DeliveryPath {
         Lifecycle::Working if terminal.agent == AgentKind::ClaudeCode && terminal.channel_stream => {
             DeliveryPath::SseChannel
         }
-        // A vanished terminal cannot take a turn; the inbox still holds the message.
-        Lifecycle::Missing => DeliveryPath::InboxOnly,
         // Idle with an empty composer: typed now. Busy, drafting, asking or starting: queued for
         // the next busy-to-idle edge, in one FIFO with user commands.
         _ => DeliveryPath::TerminalOrQueued,
@@ -151,7 +149,6 @@ mod tests {
             Lifecycle::Working,
             Lifecycle::AwaitingInput,
             Lifecycle::Starting,
-            Lifecycle::Missing,
             Lifecycle::Unknown,
         ] {
             for wake_group in [WakeGroupState::Open, WakeGroupState::Pending, WakeGroupState::Exhausted] {

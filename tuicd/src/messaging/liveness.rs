@@ -30,10 +30,6 @@ pub(crate) enum Lifecycle {
     Working,
     AwaitingInput,
     Starting,
-    /// A vanished terminal. The pure core routes it to the inbox; the daemon's wiring reports a
-    /// vanished terminal by giving no facts at all, so only the core's tests build this value.
-    #[cfg_attr(not(test), allow(dead_code))]
-    Missing,
     Unknown,
 }
 

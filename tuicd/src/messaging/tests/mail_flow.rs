@@ -81,7 +81,7 @@ fn ordinary_recipients_route_by_agent_and_lifecycle() {
     let working_cc = managed(&m, &world, "c", 2, AgentKind::ClaudeCode, Lifecycle::Working);
     world.set_facts(working_cc, |f| f.channel_stream = true);
     let gone = managed(&m, &world, "g", 3, AgentKind::Other, Lifecycle::Idle);
-    world.set_facts(gone, |f| f.lifecycle = Lifecycle::Missing);
+    world.kill_pty(gone);
     let ext = external(&m, &world, "e", "e");
     let path = |to: uuid::Uuid| m.send(&t("s"), &to.to_string(), "x".into(), &world).unwrap().delivery_path;
     assert_eq!(path(idle), DeliveryPath::TerminalOrQueued);
