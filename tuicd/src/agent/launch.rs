@@ -2,7 +2,6 @@
 //! `pty_description` the new session shows. The prompt is always delivered:
 //!
 //! - args containing `{prompt}` are authoritative: the prompt is substituted there, nowhere else;
-//! - otherwise a configured run-config argv gets the prompt as its final positional argument;
 //! - otherwise a prefill-only TUI ([`PromptDelivery::Deferred`]) gets it through the PTY after
 //!   its ready prompt shows (the session injects it with the submit plan), and any other CLI gets
 //!   it as the final positional argument.
@@ -17,16 +16,6 @@ use super::adapters::{Adapter, PromptDelivery, by_binary};
 use crate::limits::PTY_DESCRIPTION_MAX_CHARS;
 
 const PROMPT_PLACEHOLDER: &str = "{prompt}";
-
-/// Where the argv came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ArgvSource {
-    /// The caller's `args` for a known binary.
-    Caller,
-    /// A configured run-config command line: never converted to deferred delivery.
-    #[cfg(test)]
-    RunConfig,
-}
 
 /// The `pty_description` parameter as given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,13 +38,7 @@ pub(crate) struct LaunchPlan {
 }
 
 /// The argv (after the program) and prompt delivery for one spawn.
-pub(crate) fn plan(
-    adapter: Option<&Adapter>,
-    args: &[String],
-    prompt: &str,
-    model: Option<&str>,
-    source: ArgvSource,
-) -> LaunchPlan {
+pub(crate) fn plan(adapter: Option<&Adapter>, args: &[String], prompt: &str, model: Option<&str>) -> LaunchPlan {
     let mut planned: Vec<String> = args.to_vec();
     let mut model_ignored = false;
     if let Some(model) = model.filter(|m| !m.trim().is_empty()) {
@@ -68,8 +51,7 @@ pub(crate) fn plan(
         let args = planned.into_iter().map(|arg| arg.replace(PROMPT_PLACEHOLDER, prompt)).collect();
         return LaunchPlan { args, deferred_prompt: None, model_ignored };
     }
-    let deferred =
-        source == ArgvSource::Caller && adapter.is_some_and(|a| a.prompt_delivery == PromptDelivery::Deferred);
+    let deferred = adapter.is_some_and(|a| a.prompt_delivery == PromptDelivery::Deferred);
     if deferred {
         return LaunchPlan { args: planned, deferred_prompt: Some(prompt.to_owned()), model_ignored };
     }
@@ -155,34 +137,27 @@ mod tests {
 
     #[test]
     fn a_placeholder_is_authoritative() {
-        let plan = plan(by_id("codex"), &args(&["exec", "--json", "{prompt}"]), "fix it", None, ArgvSource::Caller);
+        let plan = plan(by_id("codex"), &args(&["exec", "--json", "{prompt}"]), "fix it", None);
         assert_eq!(plan.args, args(&["exec", "--json", "fix it"]));
         assert_eq!(plan.deferred_prompt, None);
     }
 
     #[test]
     fn a_normal_cli_gets_the_prompt_last_after_flags_and_model() {
-        let plan = plan(by_id("claude"), &args(&["--verbose"]), "fix it", Some("opus"), ArgvSource::Caller);
+        let plan = plan(by_id("claude"), &args(&["--verbose"]), "fix it", Some("opus"));
         assert_eq!(plan.args, args(&["--verbose", "--model", "opus", "fix it"]));
     }
 
     #[test]
     fn a_prefill_only_tui_gets_the_prompt_through_the_pty() {
-        let plan = plan(by_id("opencode"), &[], "add a health route", None, ArgvSource::Caller);
+        let plan = plan(by_id("opencode"), &[], "add a health route", None);
         assert_eq!(plan.args, Vec::<String>::new());
         assert_eq!(plan.deferred_prompt.as_deref(), Some("add a health route"));
     }
 
     #[test]
-    fn a_run_config_argv_is_never_converted_to_deferred_delivery() {
-        let plan = plan(by_id("codex"), &args(&["--profile", "work"]), "go", None, ArgvSource::RunConfig);
-        assert_eq!(plan.args, args(&["--profile", "work", "go"]));
-        assert_eq!(plan.deferred_prompt, None);
-    }
-
-    #[test]
     fn a_model_for_an_agent_without_a_known_flag_is_reported_not_guessed() {
-        let plan = plan(by_id("goose"), &[], "go", Some("gpt-5"), ArgvSource::Caller);
+        let plan = plan(by_id("goose"), &[], "go", Some("gpt-5"));
         assert!(plan.model_ignored);
         assert_eq!(plan.args, args(&["go"]));
     }

@@ -13,7 +13,7 @@ use serde_json::json;
 use super::state::{AgentCounters, SpawnInfo};
 use super::submit::{SubmitError, submit};
 use crate::agent::adapters::{self, Adapter};
-use crate::agent::launch::{self, ArgvSource, DescriptionParam};
+use crate::agent::launch::{self, DescriptionParam};
 use crate::limits::{DEFERRED_PROMPT_WATCHDOG, TASK_POLL_INTERVAL_MS};
 use crate::messaging::{SpawnLink, TransportId, child_prompt_instruction};
 use crate::session::Session;
@@ -104,7 +104,7 @@ pub(crate) async fn spawn(app: &App, p: SpawnRequest, spawner: Spawner) -> Resul
     };
     let defaults = default_flags(adapter, &program, &p).await;
     let args: Vec<String> = defaults.flags.iter().chain(&p.args).cloned().collect();
-    let plan = launch::plan(adapter, &args, &prompt, p.model.as_deref(), ArgvSource::Caller);
+    let plan = launch::plan(adapter, &args, &prompt, p.model.as_deref());
     let description = match &p.pty_description {
         None => DescriptionParam::Absent,
         Some(None) => DescriptionParam::Clear,
