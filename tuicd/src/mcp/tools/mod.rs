@@ -170,16 +170,24 @@ pub(crate) async fn call(
     arguments: Option<Value>,
 ) -> Result<ToolText, RpcError> {
     let (tool, args) = resolve(registry, &ctx, name, arguments)?;
-    let outcome = AssertUnwindSafe(dispatch(tool, ctx, args)).catch_unwind().await;
-    Ok(match outcome {
+    Ok(match run_caught(name, dispatch(tool, ctx, args)).await {
         Ok(Ok(Answer::Value(value))) => ToolText::json(&value, false),
         Ok(Ok(Answer::Escaped(text))) => ToolText::escaped(text, false),
         Ok(Err(error)) => ToolText::json(&error.0, true),
-        Err(panic) => {
-            let what = panic_message(&panic);
-            tracing::error!(source = "mcp", tool = name, panic = %what, "tool handler panicked");
-            ToolText::json(&json!({"error": format!("the {name} tool failed unexpectedly: {what}")}), true)
-        }
+        Err(failed) => ToolText::json(&json!({"error": failed}), true),
+    })
+}
+
+/// Runs a tool handler; a panic becomes its message (logged here), so one failed call never takes
+/// the request task down.
+async fn run_caught(
+    name: &str,
+    run: impl Future<Output = Result<Answer, ToolError>>,
+) -> Result<Result<Answer, ToolError>, String> {
+    AssertUnwindSafe(run).catch_unwind().await.map_err(|panic| {
+        let what = panic_message(&panic);
+        tracing::error!(source = "mcp", tool = name, panic = %what, "tool handler panicked");
+        format!("the {name} tool failed unexpectedly: {what}")
     })
 }
 
@@ -222,16 +230,12 @@ pub(crate) async fn call_task(
         ctx.require_loopback(tool.name, action.name).map_err(refused)?;
     }
     let internal = |what: String| RpcError::new(super::model::code::INTERNAL_ERROR, what);
-    match AssertUnwindSafe((action.call)(ctx, args)).catch_unwind().await {
+    match run_caught(name, (action.call)(ctx, args)).await {
         Ok(Ok(Answer::Value(value))) => Ok(value),
         Ok(Ok(Answer::Escaped(text))) => serde_json::from_str(&ToolText::escaped(text, false).text())
             .map_err(|e| internal(format!("the {name} tool answered unreadable JSON: {e}"))),
         Ok(Err(error)) => Err(refused(error)),
-        Err(panic) => {
-            let what = panic_message(&panic);
-            tracing::error!(source = "mcp", tool = name, panic = %what, "tool handler panicked");
-            Err(internal(format!("the {name} tool failed unexpectedly: {what}")))
-        }
+        Err(failed) => Err(internal(failed)),
     }
 }
 
