@@ -12,6 +12,7 @@ mod agents_launch;
 mod agents_progress;
 mod agents_spawn;
 mod agents_stream;
+mod ai_terminal;
 mod bounded;
 mod bridge;
 mod foundation;
