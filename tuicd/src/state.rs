@@ -41,6 +41,8 @@ pub(crate) struct Shared {
     pub agents: crate::agent_runtime::AgentsState,
     /// Peer identities, inboxes and delivery (see [`crate::messaging_runtime`]).
     pub peers: crate::messaging_runtime::Peers,
+    /// The registered repositories (see [`crate::repos`]).
+    pub repos: Arc<crate::repos::Repos>,
     /// Flips to true once when the daemon starts shutting down; long-lived streams end on it.
     pub shutdown: watch::Receiver<bool>,
     pub request_timeout: Duration,
@@ -64,6 +66,7 @@ impl Shared {
         let agents = crate::agent_runtime::AgentsState::default();
         // The agent engine attaches to every session from outside the session core.
         sessions.set_attach_factory(crate::agent_runtime::attach_factory(events.clone(), agents.edges.clone()));
+        let repos = Arc::new(crate::repos::Repos::load(&config_dir));
         Self {
             sessions,
             config,
@@ -76,6 +79,7 @@ impl Shared {
             mcp: Default::default(),
             agents,
             peers: Default::default(),
+            repos,
             shutdown,
             request_timeout,
             port_override,

@@ -66,6 +66,11 @@ pub(super) async fn route(app: App, caller: Caller, req: Request) -> Response {
             GET => routes::capture::get(&app),
             POST => routes::capture::set(&app, &caller, req),
         ),
+        ["repos"] => methods!(&method,
+            GET => routes::repos::list(&app),
+            POST => routes::repos::add(&app, &caller, req),
+            DELETE => routes::repos::remove(&app, &caller, req),
+        ),
         _ => Err(ApiError::NotFound(format!("no route for {path}"))),
     };
     result.unwrap_or_else(ApiError::into_response)
