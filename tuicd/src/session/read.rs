@@ -258,6 +258,7 @@ impl Session {
             tuic_session: self.tuic_session.clone(),
             alias: self.alias.clone(),
             cwd: self.cwd.display().to_string(),
+            repo: self.repo.as_ref().map(|r| r.display().to_string()),
             shell: self.shell.clone(),
             display_name: self.display_name.clone(),
             agent_type: self.agent_type.clone(),

@@ -25,6 +25,8 @@ mod monitor;
 mod peers;
 mod peers_delivery;
 mod raw_reads;
+mod repo_registry;
+mod repo_util;
 mod session_rules;
 mod session_util;
 mod sessions;
