@@ -11,7 +11,7 @@ pub(crate) const NAME: &str = "repo";
 
 pub(crate) const DESCRIPTION: &str = "Repositories and their shared progress journal.
 
-- progress_list: journal entries, oldest first (at most the newest 1000); ts is ms since the epoch.";
+- progress_list: a project's progress journal, oldest first (the newest 1000 at most); ts is ms since the epoch.";
 
 pub(crate) static TOOL: ToolDef = ToolDef {
     name: NAME,

@@ -35,10 +35,7 @@ pub(crate) fn merge(tool: &ToolDef) -> Value {
         return json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false});
     }
     let mut properties = Map::new();
-    properties.insert(
-        "action".into(),
-        json!({"type": "string", "enum": tool.action_names(), "description": "What to do; see the tool description."}),
-    );
+    properties.insert("action".into(), json!({"type": "string", "enum": tool.action_names()}));
     // Per property: the actions that take it, each with its own description.
     let mut used_by: Vec<(String, Vec<(&str, String)>)> = Vec::new();
     for action in tool.actions {
@@ -114,6 +111,10 @@ fn simplify(schema: Value) -> Value {
         map.remove("anyOf");
         map.insert("type".into(), Value::String("string".into()));
         map.insert("enum".into(), Value::Array(consts));
+    }
+    // `true` is what an absent `additionalProperties` already means.
+    if map.get("additionalProperties") == Some(&Value::Bool(true)) {
+        map.remove("additionalProperties");
     }
     if map.get("default").is_some_and(Value::is_null) {
         map.remove("default");
