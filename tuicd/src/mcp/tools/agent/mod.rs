@@ -21,7 +21,7 @@ Spawning and messaging are loopback only.
 - detect: agent CLIs installed on the daemon's PATH.
 - stats: how many agents run, per agent kind and state.
 - metrics: daemon counters since it started.
-- register: names your peer identity (a bridge in a tuic terminal is bound to its $TUIC_SESSION at initialize; others get a stable generated UUID).
+- register: names your peer identity (a bridge in a tuic terminal is already bound to its $TUIC_SESSION).
 - list_peers: who you can message: registered peers, oldest first; an alias or session_id is an address too.
 - send: messages a peer. The inbox always keeps it; delivery_path says what else carried it (a waiter, a channel push, the idle agent's terminal, or a wake notice for orchestrators).
 - inbox: reads your messages; reading acknowledges.
