@@ -173,8 +173,7 @@ pub(crate) struct SearchIndex {
 impl SearchIndex {
     /// The index for `config`'s tool set: the one held when it covers the same tools, else a new one.
     pub(crate) fn get(&self, config: &AppConfig) -> Arc<ToolIndex> {
-        let docs = documents(config);
-        let names: Vec<&str> = docs.iter().map(|d| d.name.as_str()).collect();
+        let names: Vec<&str> = enabled(registry(), config).iter().map(|t| t.name).collect();
         if let Some(index) = self.current.read_locked().as_ref()
             && index.names() == names
         {
