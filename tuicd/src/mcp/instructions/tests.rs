@@ -65,9 +65,9 @@ fn surfaces() -> Vec<(String, String, usize)> {
         }
     }
     for tool in tools::enabled(tools::registry(), &config) {
-        out.push((format!("schema.{}", tool.name), compact(&tools::listing(&[tool])["tools"][0]), 4_500));
+        out.push((format!("schema.{}", tool.name), compact(&tools::listing(&[tool])["tools"][0]), 5_000));
     }
-    out.push(("tools/list.classic".into(), compact(&tools::list(tools::registry(), &config)), 14_200));
+    out.push(("tools/list.classic".into(), compact(&tools::list(tools::registry(), &config)), 14_900));
     out.push(("tools/list.collapsed".into(), compact(&tools::listing(&meta::collapsed(&config))), 1_650));
     out
 }

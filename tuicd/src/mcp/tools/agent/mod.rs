@@ -17,7 +17,7 @@ pub(crate) const NAME: &str = "agent";
 pub(crate) const DESCRIPTION: &str = "AI coding agents in tuicd terminals: launch them, count them, and let them message each other. \
 Spawning and messaging are loopback only.
 
-- spawn: launches an agent CLI with a prompt in a new terminal. The prompt is always delivered: in the argument containing {prompt}, else as the last argument, or typed in once a prefill-only TUI (codex, opencode) is idle (not within 30 s: agent-prompt-undelivered on /events). The child gets a peer identity and inbox at once; if you are registered it is your child, and its idle, completed and exited transitions reach your inbox as state_change mail. Poll its task_id with the task tool.
+- spawn: launches an agent CLI with a prompt in a new terminal. The prompt is always delivered: as the last argument (or where one says {prompt}), or typed in once a prefill-only TUI (codex, opencode) is idle (not within 30 s: agent-prompt-undelivered on /events). The child gets a peer identity and inbox at once; if you are registered it is your child, and its idle, completed and exited transitions reach your inbox as state_change mail. Poll its task_id with the task tool.
 - detect: agent CLIs installed on the daemon's PATH.
 - stats: how many agents run, per agent kind and state.
 - metrics: daemon counters since it started.

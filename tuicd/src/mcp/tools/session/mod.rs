@@ -24,7 +24,7 @@ Actions that start, write to or stop processes are loopback only.
 - create: starts a shell or program in a new terminal.
 - input: types text into the terminal and/or a special key (enter, ctrl+c...) in one raw write; no Enter is added. To a prefill-only agent (codex, opencode), text plus enter goes in framed. Proves the write only.
 - submit: sends a prompt or command to an agent and presses Enter in one framed write, then waits for output (an acknowledgement, not task success). A busy, unconfirmed or questioning agent or a non-empty composer is refused before any byte, with the reason. Never queues.
-- output: what the terminal printed; text strips ANSI (cursors count lines), raw keeps it (cursors count bytes). Pass the answer's cursor as since_cursor to read only what is new. Works on exited sessions while retained.
+- output: what the terminal printed; text strips ANSI (cursors count lines), raw keeps it (cursors count bytes). Only what is new with since_cursor. Works on exited sessions while retained.
 - status: a session's state and its agent's (working, confirmed idle or waiting on a question; turn, suggested actions, composer).
 - wait: blocks until idle or exited; prefer it to polling. A detected agent's idle is confirmed (a marker, a stable ready prompt or an open question), not mere quiet.
 - resize: sets its size in rows and cols.

@@ -45,7 +45,7 @@ pub(super) struct Input {
     pub session_id: String,
     /// Text to type, raw (no Enter added; add special_key=enter).
     pub input: Option<String>,
-    /// A key written after the text, in the same write.
+    /// Pressed after the text, in the same write.
     #[schemars(schema_with = "special_key_schema")]
     pub special_key: Option<String>,
     /// The PTY's short work description; "" or null clears it, omitted keeps it.
@@ -113,7 +113,7 @@ fn special_key_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({
         "type": "string",
         "enum": SPECIAL_KEYS.iter().map(|(name, _)| *name).collect::<Vec<_>>(),
-        "description": "A key written after the text, in the same write.",
+        "description": "Pressed after the text, in the same write.",
     })
 }
 
