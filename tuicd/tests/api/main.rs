@@ -19,6 +19,7 @@ mod foundation;
 mod harness;
 mod mcp;
 mod mcp_client;
+mod mcp_collapsed;
 mod mcp_session_tool;
 mod mcp_tools_list;
 mod monitor;
