@@ -21,6 +21,7 @@ mod mcp_client;
 mod mcp_session_tool;
 mod mcp_tools_list;
 mod monitor;
+mod orchestrate;
 mod peers;
 mod peers_delivery;
 mod raw_reads;

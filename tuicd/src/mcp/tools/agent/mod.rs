@@ -3,6 +3,7 @@
 
 mod messaging;
 mod spawn;
+mod wait_set;
 
 use std::collections::BTreeMap;
 
@@ -25,7 +26,7 @@ Spawning and all messaging are loopback only.
 - list_peers: registered peers, oldest first; alias or session_id, when present, is a valid send address too.
 - send: the inbox always keeps the message; delivery_path in the answer says what else carried it (a waiter, a Claude Code channel push, the idle agent's terminal, or a payload-free wake notice for orchestrators).
 - inbox: reading acknowledges.
-- wait: blocks until new mail; prefer it over polling inbox.";
+- wait: blocks until new mail (a burst comes back whole); prefer it over polling inbox. With sessions: until each of them has an outcome.";
 
 pub(crate) static TOOL: ToolDef = ToolDef {
     name: NAME,
