@@ -14,3 +14,6 @@ pub const PTY_DESCRIPTION_CHANGED: &str = "pty-description-changed";
 pub const PTY_PARSED: &str = "pty-parsed";
 /// `{id, project, agent, type, text, step?, ts}`: a progress journal entry was appended.
 pub const PROGRESS_RECORDED: &str = "progress-recorded";
+/// `{client_id, id, session_id, line, groups}`: a line of a session's output matched a frontend's
+/// output watcher pattern (`POST /api/plugins/output-watchers`).
+pub const PLUGIN_OUTPUT_MATCH: &str = "plugin-output-match";

@@ -41,6 +41,8 @@ pub(crate) struct Shared {
     pub agents: crate::agent_runtime::AgentsState,
     /// Peer identities, inboxes and delivery (see [`crate::messaging_runtime`]).
     pub peers: crate::messaging_runtime::Peers,
+    /// The frontends' output watcher sets, matched on each session's own task.
+    pub plugins: Arc<crate::plugins::OutputWatchers>,
     /// Flips to true once when the daemon starts shutting down; long-lived streams end on it.
     pub shutdown: watch::Receiver<bool>,
     pub request_timeout: Duration,
@@ -62,8 +64,13 @@ impl Shared {
         let events = Arc::new(EventBus::new());
         let sessions = SessionRegistry::new(events.clone(), &config_dir);
         let agents = crate::agent_runtime::AgentsState::default();
+        let plugins = Arc::new(crate::plugins::OutputWatchers::new(events.clone()));
         // The agent engine attaches to every session from outside the session core.
-        sessions.set_attach_factory(crate::agent_runtime::attach_factory(events.clone(), agents.edges.clone()));
+        sessions.set_attach_factory(crate::agent_runtime::attach_factory(
+            events.clone(),
+            agents.edges.clone(),
+            plugins.clone(),
+        ));
         Self {
             sessions,
             config,
@@ -76,6 +83,7 @@ impl Shared {
             mcp: Default::default(),
             agents,
             peers: Default::default(),
+            plugins,
             shutdown,
             request_timeout,
             port_override,

@@ -24,6 +24,7 @@ mod monitor;
 mod orchestrate;
 mod peers;
 mod peers_delivery;
+mod plugins;
 mod raw_reads;
 mod session_rules;
 mod session_util;
