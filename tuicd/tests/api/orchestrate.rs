@@ -88,8 +88,8 @@ async fn orchestrate_three_workers_in_one_wait_within_four_calls() {
 }
 
 /// The workflow before `sessions` existed: register, three spawns, `agent wait` until the three
-/// lifecycle messages are in, then one `session output` per worker. Every lifecycle message that
-/// is already there (or arrives in the same burst) comes back in one wait.
+/// lifecycle messages are in, then one `session output` per worker. It prints its calls and bytes
+/// (the "before" figures); a build without the burst gather takes three waits here.
 #[tokio::test]
 async fn orchestrate_the_mail_way_reads_every_result_too() {
     let daemon = Daemon::start().await;
