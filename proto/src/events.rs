@@ -20,3 +20,6 @@ pub const UI_CONFIRM_REQUESTED: &str = "ui-confirm-requested";
 /// `{id, confirmed, reason?}`: a confirmation ended (answered, timed out, or nobody left to
 /// answer); every client drops its dialog.
 pub const UI_CONFIRM_RESOLVED: &str = "ui-confirm-resolved";
+/// `{client_id, id, session_id, line, groups}`: a line of a session's output matched a frontend's
+/// output watcher pattern (`POST /api/plugins/output-watchers`).
+pub const PLUGIN_OUTPUT_MATCH: &str = "plugin-output-match";

@@ -13,6 +13,7 @@ mod mcp;
 mod messaging;
 mod messaging_runtime;
 pub mod paths;
+mod plugins;
 mod repos;
 mod routes;
 mod safety;

@@ -301,3 +301,27 @@ pub const AI_TERMINAL_RUN_OUTPUT_MAX: usize = 1024 * 1024;
 pub const AI_TERMINAL_INPUT_MAX_BYTES: usize = 64 * 1024;
 /// Compiled size of an `ai_terminal` regex (`wait_for`, `drive_agent` wait_pattern).
 pub const AI_TERMINAL_REGEX_SIZE: usize = 1024 * 1024;
+/// `agent action=wait`: once fresh mail is seen, the wait keeps gathering while more arrives
+/// within [`WAIT_GATHER_QUIET`] of the last, for at most [`WAIT_GATHER_MAX`], so a burst (three
+/// children finishing within milliseconds) comes back in one answer instead of one per call.
+pub const WAIT_GATHER_QUIET: Duration = Duration::from_millis(100);
+pub const WAIT_GATHER_MAX: Duration = Duration::from_millis(500);
+/// `agent action=wait sessions=[...]`: most sessions one wait watches, and the text tail of each
+/// one's output its answer carries (the rest stays readable with `session action=output`).
+pub const WAIT_SET_MAX_SESSIONS: usize = 16;
+pub const WAIT_SET_OUTPUT_BYTES: usize = 1500;
+/// Plugin output watchers (`POST /api/plugins/output-watchers`): frontends with a set, patterns
+/// per frontend, bytes per pattern, and the compiled size of each (the `regex` crate's
+/// `size_limit`), so one frontend cannot make the daemon compile or run an unbounded automaton.
+pub const WATCHER_FRONTENDS_MAX: usize = 16;
+pub const WATCHER_PATTERNS_MAX: usize = 64;
+pub const WATCHER_PATTERN_MAX_BYTES: usize = 1024;
+pub const WATCHER_REGEX_SIZE_LIMIT: usize = 256 * 1024;
+/// A line longer than this is matched by its first bytes only; the partial line a session keeps
+/// between batches is cut there too.
+pub const WATCHER_LINE_MAX_BYTES: usize = 4096;
+/// Matches one batch of output may emit on `/events`; the rest of the batch is skipped, so a flood
+/// of matching lines cannot flood the event bus.
+pub const WATCHER_MATCHES_PER_BATCH: usize = 32;
+/// `GET /api/plugins/:id/data/*path`: the largest data file served.
+pub const PLUGIN_DATA_MAX_BYTES: u64 = 10 * 1024 * 1024;

@@ -45,6 +45,8 @@ pub(crate) struct Shared {
     pub ui: Arc<crate::ui::Ui>,
     /// The registered repositories (see [`crate::repos`]).
     pub repos: Arc<crate::repos::Repos>,
+    /// The frontends' output watcher sets, matched on each session's own task.
+    pub plugins: Arc<crate::plugins::OutputWatchers>,
     /// Flips to true once when the daemon starts shutting down; long-lived streams end on it.
     pub shutdown: watch::Receiver<bool>,
     pub request_timeout: Duration,
@@ -66,10 +68,15 @@ impl Shared {
         let events = Arc::new(EventBus::new());
         let sessions = SessionRegistry::new(events.clone(), &config_dir);
         let agents = crate::agent_runtime::AgentsState::default();
+        let plugins = Arc::new(crate::plugins::OutputWatchers::new(events.clone()));
         // The agent engine attaches to every session from outside the session core.
-        sessions.set_attach_factory(crate::agent_runtime::attach_factory(events.clone(), agents.edges.clone()));
         let ui = Arc::new(crate::ui::Ui::new(events.clone()));
         let repos = Arc::new(crate::repos::Repos::load(&config_dir));
+        sessions.set_attach_factory(crate::agent_runtime::attach_factory(
+            events.clone(),
+            agents.edges.clone(),
+            plugins.clone(),
+        ));
         Self {
             sessions,
             config,
@@ -84,6 +91,7 @@ impl Shared {
             peers: Default::default(),
             ui,
             repos,
+            plugins,
             shutdown,
             request_timeout,
             port_override,

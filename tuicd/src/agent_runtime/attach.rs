@@ -8,22 +8,31 @@ use super::{AgentLink, EdgeKind, EdgeSink, adapter_for};
 use crate::agent::{AgentStatus, Screen};
 use crate::events::EventBus;
 use crate::lock::Recover;
+use crate::plugins::OutputWatchers;
 use crate::session::{AttachContext, AttachFactory, Attachment, Session};
 
-/// Builds each session's [`AgentLink`]. `edges` is read at each creation: sessions created once a
-/// sink is installed report their edges on it.
-pub(crate) fn attach_factory(events: Arc<EventBus>, edges: Arc<OnceLock<EdgeSink>>) -> AttachFactory {
+/// Builds each session's [`AgentLink`], with its tap on the plugins' output watchers. `edges` is
+/// read at each creation: sessions created once a sink is installed report their edges on it.
+pub(crate) fn attach_factory(
+    events: Arc<EventBus>,
+    edges: Arc<OnceLock<EdgeSink>>,
+    watchers: Arc<OutputWatchers>,
+) -> AttachFactory {
     Arc::new(move |ctx: AttachContext<'_>| {
         let adapter = adapter_for(ctx.agent_type, ctx.program);
-        Arc::new(AgentLink::new(
-            (ctx.session_id, ctx.tuic_session),
-            adapter,
-            ctx.child,
-            ctx.pty,
-            events.clone(),
-            edges.get().cloned(),
-            ctx.announcer,
-        )) as Arc<dyn Attachment>
+        let tap = watchers.tap(ctx.session_id);
+        Arc::new(
+            AgentLink::new(
+                (ctx.session_id, ctx.tuic_session),
+                adapter,
+                ctx.child,
+                ctx.pty,
+                events.clone(),
+                edges.get().cloned(),
+                ctx.announcer,
+            )
+            .with_tap(tap),
+        ) as Arc<dyn Attachment>
     })
 }
 
@@ -37,6 +46,9 @@ impl AgentLink {
 impl Attachment for AgentLink {
     fn on_output(&self, bytes: &[u8], cursor: u64, screen: &Screen<'_>) {
         AgentLink::on_output(self, bytes, cursor, screen);
+        if let Some(tap) = &self.tap {
+            tap.offer(bytes);
+        }
     }
 
     fn on_input(&self, bytes: &[u8]) {

@@ -30,6 +30,7 @@ mod attach;
 pub(crate) mod channels;
 pub(crate) mod journal;
 pub(crate) mod loops;
+pub(crate) mod outcomes;
 pub(crate) mod probe;
 pub(crate) mod progress;
 pub(crate) mod spawn;
@@ -134,6 +135,8 @@ impl Drop for TrackerGuard<'_> {
 #[derive(Clone)]
 pub(crate) struct AgentLink {
     inner: Arc<Inner>,
+    /// The session's tap on the plugins' output watchers (matched after the engine's read).
+    tap: Option<Arc<crate::plugins::SessionTap>>,
 }
 
 impl std::fmt::Debug for AgentLink {
@@ -211,7 +214,14 @@ impl AgentLink {
                 last_activity: Mutex::new(Instant::now()),
                 ended: Mutex::new(false),
             }),
+            tap: None,
         }
+    }
+
+    /// The link with its session's tap on the output watchers.
+    pub(crate) fn with_tap(mut self, tap: crate::plugins::SessionTap) -> Self {
+        self.tap = Some(Arc::new(tap));
+        self
     }
 
     fn tracker(&self) -> TrackerGuard<'_> {

@@ -5,7 +5,11 @@ use std::time::Duration;
 
 use uuid::Uuid;
 
-use crate::limits::{INBOX_CAPACITY, WAIT_ADVERTISED_MAX_MS, WAIT_DEFAULT, WAIT_EFFECTIVE_MAX};
+use tokio::sync::Notify;
+
+use crate::limits::{
+    INBOX_CAPACITY, WAIT_ADVERTISED_MAX_MS, WAIT_DEFAULT, WAIT_EFFECTIVE_MAX, WAIT_GATHER_MAX, WAIT_GATHER_QUIET,
+};
 
 use super::handle::{Messaging, State};
 use super::types::{MessagingError, TransportId, WaitOutcome};
@@ -69,9 +73,14 @@ impl Messaging {
             let notified = notify.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            if let Some(outcome) = self.lock().observe(recipient, since, false)? {
-                lease.held = false;
-                return Ok(outcome);
+            if self.lock().has_fresh(recipient, since)? {
+                gather(&notify, deadline).await;
+                if let Some(outcome) = self.lock().observe(recipient, since, false)? {
+                    lease.held = false;
+                    return Ok(outcome);
+                }
+                // Another waiter of this identity took the burst: wait on.
+                continue;
             }
             tokio::select! {
                 _ = &mut notified => {}
@@ -90,7 +99,34 @@ impl Messaging {
     }
 }
 
+/// Lets a burst finish: returns once no mail has arrived for [`WAIT_GATHER_QUIET`], after
+/// [`WAIT_GATHER_MAX`], or at the deadline. Mail keeps the waiter's lease meanwhile, so nothing
+/// arriving in the window is typed into a terminal as well.
+async fn gather(notify: &Notify, deadline: tokio::time::Instant) {
+    let until = (tokio::time::Instant::now() + WAIT_GATHER_MAX).min(deadline);
+    loop {
+        let more = notify.notified();
+        tokio::pin!(more);
+        more.as_mut().enable();
+        let quiet = (tokio::time::Instant::now() + WAIT_GATHER_QUIET).min(until);
+        tokio::select! {
+            _ = &mut more => {}
+            _ = tokio::time::sleep_until(quiet) => return,
+        }
+        if tokio::time::Instant::now() >= until {
+            return;
+        }
+    }
+}
+
 impl State {
+    /// Whether mail after `since` (the stored cursor when omitted) is waiting.
+    fn has_fresh(&self, recipient: Uuid, since: Option<u64>) -> Result<bool, MessagingError> {
+        let mailbox =
+            self.mailboxes.get(&recipient).ok_or_else(|| MessagingError::UnknownRecipient(recipient.to_string()))?;
+        Ok(!mailbox.after(since.unwrap_or(mailbox.read_cursor()), 1).is_empty())
+    }
+
     /// One check by a waiter. Fresh mail: acknowledge, release the lease, answer `met`. Nothing and
     /// `last`: release the lease and answer `timed_out`. Nothing otherwise: keep waiting (`None`).
     fn observe(

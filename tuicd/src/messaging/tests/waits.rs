@@ -128,3 +128,24 @@ async fn a_wait_timing_out_at_the_boundary_never_misses_nor_duplicates_a_message
     assert_eq!(by_wait + by_terminal, 200);
     eprintln!("boundary rounds: {by_wait} returned by the wait, {by_terminal} handed to the terminal route");
 }
+
+/// Three children finishing within milliseconds: the wait that wakes on the first mail answers
+/// with all three, not one per call.
+#[tokio::test]
+async fn a_burst_of_mail_comes_back_in_one_wait() {
+    let (m, _, world) = hub();
+    let to = external(&m, &world, "r", "r").to_string();
+    external(&m, &world, "s", "s");
+    let r = t("r");
+    let mut wait = pin!(m.wait(&r, None, Some(60_000)));
+    let mut cx = Context::from_waker(Waker::noop());
+    assert!(wait.as_mut().poll(&mut cx).is_pending(), "subscribed and sleeping");
+    m.send(&t("s"), &to, "first".into(), &world).unwrap();
+    assert!(wait.as_mut().poll(&mut cx).is_pending(), "woken by the first, gathering the burst");
+    m.send(&t("s"), &to, "second".into(), &world).unwrap();
+    m.send(&t("s"), &to, "third".into(), &world).unwrap();
+    let outcome = wait.await.unwrap();
+    let contents: Vec<&str> = outcome.messages.iter().map(|msg| msg.content.as_str()).collect();
+    assert_eq!(contents, ["first", "second", "third"]);
+    assert_eq!(outcome.new_messages, 3);
+}

@@ -62,6 +62,9 @@ pub(super) struct Wait {
     /// ms to wait (default 60000; 300000 and above run as 295000).
     #[schemars(range(min = 1, max = 300000))]
     pub timeout_ms: Option<u64>,
+    /// Spawned sessions or task_ids: blocks until each completes, asks or exits; answers each
+    /// one's status, state and output tail, plus your mail. No register needed.
+    pub sessions: Option<Vec<String>>,
 }
 
 fn transport(ctx: &CallContext, action: &str) -> Result<TransportId, ToolError> {
@@ -163,6 +166,9 @@ pub(super) fn inbox(ctx: &CallContext, p: Inbox) -> Result<Value, ToolError> {
 }
 
 pub(super) async fn wait(ctx: &CallContext, p: Wait) -> Result<Value, ToolError> {
+    if let Some(sessions) = p.sessions {
+        return super::wait_set::wait_set(ctx, sessions, p.since, p.timeout_ms).await;
+    }
     let transport = transport(ctx, "wait")?;
     let outcome =
         ctx.app.peers.messaging.wait(&transport, p.since, p.timeout_ms).await.map_err(|e| failed("wait", e))?;

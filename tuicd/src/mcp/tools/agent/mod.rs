@@ -3,6 +3,7 @@
 
 mod messaging;
 mod spawn;
+mod wait_set;
 
 use std::collections::BTreeMap;
 
@@ -25,7 +26,7 @@ Spawning and messaging are loopback only.
 - list_peers: who you can message: registered peers, oldest first; an alias or session_id is an address too.
 - send: messages a peer. The inbox always keeps it; delivery_path says what else carried it (a waiter, a channel push, the idle agent's terminal, or a wake notice for orchestrators).
 - inbox: reads your messages; reading acknowledges.
-- wait: blocks until new mail arrives; prefer it to polling inbox.";
+- wait: blocks until new mail arrives (a burst comes back whole); prefer it to polling inbox. With sessions: until each of them has an outcome.";
 
 pub(crate) static TOOL: ToolDef = ToolDef {
     name: NAME,
