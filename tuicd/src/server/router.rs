@@ -71,6 +71,11 @@ pub(super) async fn route(app: App, caller: Caller, req: Request) -> Response {
             POST => routes::repos::add(&app, &caller, req),
             DELETE => routes::repos::remove(&app, &caller, req),
         ),
+        ["repo", "info"] => methods!(&method, GET => routes::repo::info(&app, &caller, req)),
+        ["repo", "diff"] => methods!(&method, GET => routes::repo::diff(&app, &caller, req)),
+        ["repo", "diff-stats"] => methods!(&method, GET => routes::repo::diff_stats(&app, &caller, req)),
+        ["repo", "changed-files"] => methods!(&method, GET => routes::repo::changed_files(&app, &caller, req)),
+        ["repo", "branches"] => methods!(&method, GET => routes::repo::branches(&app, &caller, req)),
         _ => Err(ApiError::NotFound(format!("no route for {path}"))),
     };
     result.unwrap_or_else(ApiError::into_response)

@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 mod registry;
+mod status;
 
 use super::action::action;
 use super::{CallContext, ToolDef, ToolError, run_blocking};
@@ -15,6 +16,7 @@ pub(crate) const DESCRIPTION: &str = "Repositories and their shared progress jou
 
 - list: the registered repositories (register one with POST /repos).
 - active: the caller's repository: its PTY's, else the most recently used; {active:null} if none.
+- status: branch, ahead/behind, dirty counts, last commit; of path, else of every registered repository.
 - progress_list: journal entries, oldest first (at most the newest 1000); ts is ms since the epoch.";
 
 pub(crate) static TOOL: ToolDef = ToolDef {
@@ -25,6 +27,7 @@ pub(crate) static TOOL: ToolDef = ToolDef {
         action!(NAME, "progress_list", ProgressList => async progress_list, loopback: false, blocks: true),
         action!(NAME, "list", registry::List => sync registry::list, loopback: false, blocks: false),
         action!(NAME, "active", registry::Active => sync registry::active, loopback: false, blocks: false),
+        action!(NAME, "status", status::Status => async status::status, loopback: false, blocks: true),
     ],
 };
 
