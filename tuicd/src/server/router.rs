@@ -76,6 +76,8 @@ pub(super) async fn route(app: App, caller: Caller, req: Request) -> Response {
         ["repo", "diff-stats"] => methods!(&method, GET => routes::repo::diff_stats(&app, &caller, req)),
         ["repo", "changed-files"] => methods!(&method, GET => routes::repo::changed_files(&app, &caller, req)),
         ["repo", "branches"] => methods!(&method, GET => routes::repo::branches(&app, &caller, req)),
+        ["ui", "confirms"] => methods!(&method, GET => routes::ui::list_confirms(&app)),
+        ["ui", "confirm", id] => methods!(&method, POST => routes::ui::answer_confirm(&app, id, req)),
         _ => Err(ApiError::NotFound(format!("no route for {path}"))),
     };
     result.unwrap_or_else(ApiError::into_response)
