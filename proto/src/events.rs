@@ -20,3 +20,10 @@ pub const UI_CONFIRM_REQUESTED: &str = "ui-confirm-requested";
 /// `{id, confirmed, reason?}`: a confirmation ended (answered, timed out, or nobody left to
 /// answer); every client drops its dialog.
 pub const UI_CONFIRM_RESOLVED: &str = "ui-confirm-resolved";
+/// `{repo_path, branch, worktree_path}`: a linked worktree was created (`POST /worktrees`,
+/// `repo action=worktree_create`).
+pub const WORKTREE_CREATED: &str = "worktree-created";
+/// `{repo_path, branch, reason}`: creating a worktree failed.
+pub const WORKTREE_CREATE_FAILED: &str = "worktree-create-failed";
+/// `{repo_path, branch, worktree_path}`: a linked worktree was removed.
+pub const WORKTREE_REMOVED: &str = "worktree-removed";

@@ -76,7 +76,7 @@ fn initialize(app: &App, meta: &RequestMeta, params: Option<Params<'_>>) -> Resu
         .and_then(|c| c.get("experimental"))
         .and_then(|e| e.get(CHANNEL_CAPABILITY))
         .is_some();
-    let client = ClientInfo { tuic_session: meta.tuic_session.clone(), channels };
+    let client = ClientInfo { tuic_session: meta.tuic_session.clone(), channels, name: client_name.clone() };
     let (protocol_session, arrival) = app
         .mcp
         .protocol_sessions

@@ -52,6 +52,8 @@ pub(crate) struct ClientInfo {
     /// The client declared `capabilities.experimental["claude/channel"]` at initialize: it takes
     /// `notifications/claude/channel` pushes on its GET stream.
     pub channels: bool,
+    /// `clientInfo.name` at initialize (`claude-code`, `cursor`, ...).
+    pub name: Option<String>,
 }
 
 #[derive(Debug)]
@@ -136,6 +138,11 @@ impl ProtocolSessions {
         let client = ClientInfo::default();
         insert(&mut entries, id.to_owned(), client)?;
         Ok(true)
+    }
+
+    /// The `clientInfo.name` a session gave at initialize.
+    pub(crate) fn client_name(&self, id: &str) -> Option<String> {
+        self.lock().get(id).and_then(|e| e.client.name.clone())
     }
 
     /// The identity bound to a session at initialize.

@@ -9,7 +9,10 @@ pub(crate) mod git;
 pub(crate) mod head;
 pub(crate) mod porcelain;
 pub(crate) mod read;
+pub(crate) mod script;
 mod store;
+pub(crate) mod warm;
+pub(crate) mod worktree;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

@@ -15,3 +15,4 @@ pub(crate) mod stream;
 mod stream_direct;
 mod stream_encode;
 pub(crate) mod ui;
+pub(crate) mod worktrees;

@@ -27,6 +27,7 @@ mod raw_reads;
 mod repo_git;
 mod repo_registry;
 mod repo_util;
+mod repo_worktree;
 mod session_rules;
 mod session_util;
 mod sessions;

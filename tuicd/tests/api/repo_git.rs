@@ -165,6 +165,11 @@ async fn without_git_on_path_every_repo_route_answers_a_clear_error_and_the_daem
     assert!(is_error && err["error"].as_str().unwrap().contains("git is not installed"), "{err}");
     let all = ok(&daemon, "repo", json!({"action": "status"})).await;
     assert!(all["repos"][0]["error"].as_str().unwrap().contains("git is not installed"), "{all}");
+    let (status, body) = daemon.post("/worktrees", json!({"base_repo": s(&r), "branch": "b"})).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("git is not installed"), "{body}");
+    let (status, body) = daemon.get(&format!("/worktrees/paths?path={}", q(&r))).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     let (status, _) = daemon.get("/health").await;
     assert_eq!(status, StatusCode::OK);
 }

@@ -5,6 +5,7 @@ use serde::Deserialize;
 
 mod registry;
 mod status;
+mod worktree;
 
 use super::action::action;
 use super::{CallContext, ToolDef, ToolError, run_blocking};
@@ -17,6 +18,9 @@ pub(crate) const DESCRIPTION: &str = "Repositories and their shared progress jou
 - list: the registered repositories (register one with POST /repos).
 - active: the caller's repository: its PTY's, else the most recently used; {active:null} if none.
 - status: branch, ahead/behind, dirty counts, last commit; of path, else of every registered repository.
+- worktree_list: the repository's worktrees (workspace_id, kind main|linked, branch).
+- worktree_create: a linked worktree at <repo>__wt/<branch>, ignored build dirs warmed, setup_script run.
+- worktree_remove: refuses uncommitted work unless force (which a person confirms); delete_branch is a safe delete.
 - progress_list: journal entries, oldest first (at most the newest 1000); ts is ms since the epoch.";
 
 pub(crate) static TOOL: ToolDef = ToolDef {
@@ -28,6 +32,9 @@ pub(crate) static TOOL: ToolDef = ToolDef {
         action!(NAME, "list", registry::List => sync registry::list, loopback: false, blocks: false),
         action!(NAME, "active", registry::Active => sync registry::active, loopback: false, blocks: false),
         action!(NAME, "status", status::Status => async status::status, loopback: false, blocks: true),
+        action!(NAME, "worktree_list", worktree::WorktreeList => async worktree::worktree_list, loopback: false, blocks: true),
+        action!(NAME, "worktree_create", worktree::WorktreeCreate => async worktree::worktree_create, loopback: true, blocks: true),
+        action!(NAME, "worktree_remove", worktree::WorktreeRemove => async worktree::worktree_remove, loopback: true, blocks: true),
     ],
 };
 
