@@ -40,7 +40,7 @@ pub(crate) fn missing() -> RepoError {
 /// Runs a read: `git --no-optional-locks -C <dir> <args>`; a non-zero exit is an error naming
 /// the command and git's own first line.
 pub(crate) async fn read(dir: &Path, args: &[&str]) -> Result<Output, RepoError> {
-    let out = run(dir, args, GIT_CALL_TIMEOUT, true).await?;
+    let out = Box::pin(run(dir, args, GIT_CALL_TIMEOUT, true)).await?;
     if !out.ok() {
         return Err(failed(args, &out));
     }
@@ -49,13 +49,13 @@ pub(crate) async fn read(dir: &Path, args: &[&str]) -> Result<Output, RepoError>
 
 /// Runs a read whose non-zero exit the caller judges (a probe: "is there a commit?").
 pub(crate) async fn probe(dir: &Path, args: &[&str]) -> Result<Output, RepoError> {
-    run(dir, args, GIT_CALL_TIMEOUT, true).await
+    Box::pin(run(dir, args, GIT_CALL_TIMEOUT, true)).await
 }
 
 /// Runs a command that changes the repository (no `--no-optional-locks`), with its own deadline;
 /// the caller judges the exit status.
 pub(crate) async fn write(dir: &Path, args: &[&str], timeout: Duration) -> Result<Output, RepoError> {
-    run(dir, args, timeout, false).await
+    Box::pin(run(dir, args, timeout, false)).await
 }
 
 /// The error for a git command that exited non-zero.
@@ -64,6 +64,8 @@ pub(crate) fn failed(args: &[&str], out: &Output) -> RepoError {
     RepoError::Git(format!("git {} failed: {first}", args.first().copied().unwrap_or("")))
 }
 
+/// Boxed by its callers: its state (the child, two readers) would otherwise sit inline in every
+/// caller's future, and a handler that runs several git commands would outgrow a worker's stack.
 async fn run(dir: &Path, args: &[&str], timeout: Duration, read_only: bool) -> Result<Output, RepoError> {
     let mut command = Command::new("git");
     if read_only {

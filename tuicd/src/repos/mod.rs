@@ -5,6 +5,7 @@
 //! [`Repos`] is one `Arc` on the daemon state (`app.repos`). Its list is the set of roots the
 //! file routes are contained in ([`Repos::roots`]), so every path in it is canonical.
 
+pub(crate) mod conflict;
 pub(crate) mod git;
 pub(crate) mod head;
 pub(crate) mod porcelain;

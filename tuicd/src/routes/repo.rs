@@ -76,3 +76,25 @@ pub(crate) async fn branches(app: &App, caller: &Caller, req: Request) -> ApiRes
     let root = work_tree(app, caller, &q.path)?;
     ok_json(&serde_json::json!({"branches": read::branches(&root).await.map_err(repo_error)?}))
 }
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConflictAssistBody {
+    #[serde(alias = "repoPath", alias = "repo_path")]
+    path: String,
+    #[serde(alias = "branchName")]
+    branch: String,
+    /// What to rebase onto (default: origin/HEAD's branch, else main or master).
+    #[serde(alias = "baseRef", alias = "base_ref")]
+    base: Option<String>,
+}
+
+/// A worktree plus a rebase onto the base: verified clean, unverified clean, or the conflicts.
+/// Loopback only: it creates a worktree.
+pub(crate) async fn conflict_assist(app: &App, caller: &Caller, req: Request) -> ApiResult {
+    caller.require_loopback("conflict assist")?;
+    let body: ConflictAssistBody = crate::http::body::read_json(req).await?;
+    let root = work_tree(app, caller, &body.path)?;
+    let root = root.display().to_string();
+    ok_json(&crate::repos::conflict::assist(&root, &body.branch, body.base.as_deref()).await.map_err(repo_error)?)
+}

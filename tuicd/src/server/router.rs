@@ -76,6 +76,7 @@ pub(super) async fn route(app: App, caller: Caller, req: Request) -> Response {
         ["repo", "diff-stats"] => methods!(&method, GET => routes::repo::diff_stats(&app, &caller, req)),
         ["repo", "changed-files"] => methods!(&method, GET => routes::repo::changed_files(&app, &caller, req)),
         ["repo", "branches"] => methods!(&method, GET => routes::repo::branches(&app, &caller, req)),
+        ["repo", "conflict-assist"] => methods!(&method, POST => routes::repo::conflict_assist(&app, &caller, req)),
         ["worktrees"] => methods!(&method,
             POST => routes::worktrees::create(&app, &caller, req),
             DELETE => routes::worktrees::remove(&app, &caller, req),

@@ -24,6 +24,7 @@ mod monitor;
 mod peers;
 mod peers_delivery;
 mod raw_reads;
+mod repo_conflict;
 mod repo_git;
 mod repo_registry;
 mod repo_util;
