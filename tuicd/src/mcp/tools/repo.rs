@@ -15,12 +15,9 @@ pub(crate) const NAME: &str = "repo";
 
 pub(crate) const DESCRIPTION: &str = "Repositories and their shared progress journal.
 
-- list: the registered repositories (register one with POST /repos).
-- active: the caller's repository: its PTY's, else the most recently used; {active:null} if none.
-- status: branch, ahead/behind, dirty counts, last commit; of path, else of every registered repository.
-- worktree_list: the repository's worktrees (workspace_id, kind main|linked, branch).
-- worktree_create: a linked worktree at <repo>__wt/<branch>, ignored build dirs warmed, setup_script run.
-- worktree_remove: refuses uncommitted work unless force (which a person confirms); delete_branch is a safe delete.
+- list: registered repositories. active: the caller's PTY repo, else the most recently used.
+- status: branch, ahead/behind, dirty counts, last commit (no path: every registered repo).
+- worktree_create / worktree_remove / worktree_list: linked worktrees at <repo>__wt/<branch>.
 - progress_list: journal entries, oldest first (at most the newest 1000); ts is ms since the epoch.";
 
 pub(crate) static TOOL: ToolDef = ToolDef {

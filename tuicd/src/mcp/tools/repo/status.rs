@@ -13,7 +13,7 @@ use crate::repos::{RepoError, read};
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Status {
-    /// The work tree (absolute; any directory in it). Omitted: every registered repository.
+    /// A repository (absolute; any directory in it).
     pub path: Option<String>,
 }
 

@@ -16,20 +16,20 @@ const CLAUDE_CODE_CLIENT: &str = "claude-code";
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct WorktreeList {
-    /// The repository (absolute; any directory in it).
+    /// A repository (absolute; any directory in it).
     pub path: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct WorktreeCreate {
-    /// The base repository (absolute; any directory in it).
+    /// A repository (absolute; any directory in it).
     pub path: String,
-    /// The branch to check out; created from base_ref when it does not exist.
+    /// Checked out; created from base_ref if new.
     pub branch: String,
-    /// Where a new branch starts (default: the repository's HEAD).
+    /// Default: HEAD.
     pub base_ref: Option<String>,
-    /// A shell command run in the new worktree; its exit code and output are reported.
+    /// Run with sh in the new worktree.
     pub setup_script: Option<String>,
 }
 
@@ -38,10 +38,10 @@ pub(crate) struct WorktreeCreate {
 pub(crate) struct WorktreeRemove {
     /// The linked worktree's directory.
     pub worktree_path: String,
-    /// Discard its staged, unstaged and untracked work; a person must confirm it.
+    /// Discard uncommitted work; a person confirms.
     #[serde(default)]
     pub force: bool,
-    /// Also delete its branch (kept, with branch_delete_warning, when it holds unmerged commits).
+    /// Safe delete; a refusal is branch_delete_warning.
     #[serde(default)]
     pub delete_branch: bool,
 }
