@@ -4,6 +4,9 @@
 //!
 //! Run: `cargo bench -p tuicd --bench repo` (release). `REPO_BENCH_ROUNDS` (default 30) rounds.
 
+// Bench code: an unwrap that fails is a failed run, with its location.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use std::path::{Path, PathBuf};
