@@ -23,3 +23,10 @@ pub const UI_CONFIRM_RESOLVED: &str = "ui-confirm-resolved";
 /// `{client_id, id, session_id, line, groups}`: a line of a session's output matched a frontend's
 /// output watcher pattern (`POST /api/plugins/output-watchers`).
 pub const PLUGIN_OUTPUT_MATCH: &str = "plugin-output-match";
+/// `{repo_path, branch, worktree_path}`: a linked worktree was created (`POST /worktrees`,
+/// `repo action=worktree_create`).
+pub const WORKTREE_CREATED: &str = "worktree-created";
+/// `{repo_path, branch, reason}`: creating a worktree failed.
+pub const WORKTREE_CREATE_FAILED: &str = "worktree-create-failed";
+/// `{repo_path, branch, worktree_path}`: a linked worktree was removed.
+pub const WORKTREE_REMOVED: &str = "worktree-removed";

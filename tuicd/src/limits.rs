@@ -325,3 +325,27 @@ pub const WATCHER_LINE_MAX_BYTES: usize = 4096;
 pub const WATCHER_MATCHES_PER_BATCH: usize = 32;
 /// `GET /api/plugins/:id/data/*path`: the largest data file served.
 pub const PLUGIN_DATA_MAX_BYTES: u64 = 10 * 1024 * 1024;
+
+/// One git read (`/repo/*`, `repo action=status`): long enough for `git status` on a large cold
+/// work tree, short enough that a wedged git (a hung filesystem) never holds a request for long.
+pub const GIT_CALL_TIMEOUT: Duration = Duration::from_secs(30);
+/// One git write (`worktree add/remove`, `branch -d`, a rebase): a checkout of a large tree.
+/// Below [`REQUEST_TIMEOUT`] with room for warming and the setup script.
+pub const GIT_WRITE_TIMEOUT: Duration = Duration::from_secs(120);
+/// Bytes of one git call's output kept; beyond it git is stopped and the answer says
+/// `truncated` (a 100,000-file status is about 4 MB).
+pub const GIT_OUTPUT_MAX_BYTES: usize = 8 * 1024 * 1024;
+/// Bytes of git's stderr kept (its error message).
+pub const GIT_STDERR_MAX_BYTES: usize = 16 * 1024;
+/// Entries `/repo/changed-files` answers at most; more set `truncated`.
+pub const CHANGED_FILES_MAX: usize = 10_000;
+/// Repositories `repo action=status` reads at once (each one or two git processes).
+pub const REPO_STATUS_CONCURRENCY: usize = 8;
+/// `/worktrees/run-script` and a worktree's setup script: wall time, then the script's process
+/// group is killed.
+pub const WORKTREE_SCRIPT_TIMEOUT: Duration = Duration::from_secs(120);
+/// Bytes of a script's combined output kept (its tail beyond it is dropped and `truncated` set).
+pub const WORKTREE_SCRIPT_OUTPUT_MAX_BYTES: usize = 64 * 1024;
+/// Warming a new worktree: ignored build directories larger than this in total are not copied
+/// when the file system cannot clone (reflink) them; they are skipped and reported so.
+pub const WARM_COPY_MAX_BYTES: u64 = 512 * 1024 * 1024;

@@ -78,7 +78,8 @@ fn initialize(app: &App, meta: &RequestMeta, params: Option<Params<'_>>) -> Resu
         .and_then(|e| e.get(CHANNEL_CAPABILITY))
         .is_some();
     let collapse_tools = instructions::client_collapses(client_name.as_deref());
-    let client = ClientInfo { tuic_session: meta.tuic_session.clone(), channels, collapse_tools };
+    let client =
+        ClientInfo { tuic_session: meta.tuic_session.clone(), channels, collapse_tools, name: client_name.clone() };
     let (protocol_session, arrival) = app
         .mcp
         .protocol_sessions

@@ -55,6 +55,8 @@ pub(crate) struct ClientInfo {
     /// The client asked for the collapsed tool surface for itself (a Grok shell): see
     /// [`crate::mcp::tools::meta`].
     pub collapse_tools: bool,
+    /// `clientInfo.name` at initialize (`claude-code`, `cursor`, ...).
+    pub name: Option<String>,
 }
 
 #[derive(Debug)]
@@ -139,6 +141,11 @@ impl ProtocolSessions {
         let client = ClientInfo::default();
         insert(&mut entries, id.to_owned(), client)?;
         Ok(true)
+    }
+
+    /// The `clientInfo.name` a session gave at initialize.
+    pub(crate) fn client_name(&self, id: &str) -> Option<String> {
+        self.lock().get(id).and_then(|e| e.client.name.clone())
     }
 
     /// The identity bound to a session at initialize.

@@ -5,8 +5,15 @@
 //! [`Repos`] is one `Arc` on the daemon state (`app.repos`). Its list is the set of roots the
 //! file routes are contained in ([`Repos::roots`]), so every path in it is canonical.
 
+pub(crate) mod conflict;
+pub(crate) mod git;
 pub(crate) mod head;
+pub(crate) mod porcelain;
+pub(crate) mod read;
+pub(crate) mod script;
 mod store;
+pub(crate) mod warm;
+pub(crate) mod worktree;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -49,6 +56,17 @@ pub(crate) enum RepoError {
     Unavailable(String),
     #[error("{0}")]
     Failed(String),
+    /// `git` cannot be started: not installed, or not on the daemon's PATH.
+    #[error("{0}")]
+    GitMissing(String),
+    /// A git command exited non-zero; the message names it and git's reason.
+    #[error("{0}")]
+    Git(String),
+    #[error("{0}")]
+    Timeout(String),
+    /// The work tree holds changes the operation would discard.
+    #[error("{0}")]
+    Dirty(String),
 }
 
 /// The registered repositories and the most recently used one.
@@ -127,7 +145,6 @@ impl Repos {
     /// Records that the registered repository containing `path` was just used. A path in no
     /// registered repository changes nothing. Written to the file only when the most recently
     /// used repository changes, so a burst of reads in one repository costs no disk write.
-    #[allow(dead_code)] // called by the git routes
     pub(crate) fn touch(&self, path: &Path) {
         let mut state = self.state.locked();
         let Some(index) = deepest(&state.repos, path) else { return };

@@ -36,7 +36,8 @@ pub(crate) fn repo_error(e: RepoError) -> ApiError {
         RepoError::InvalidPath(m) => ApiError::InvalidField(m),
         RepoError::NotFound(m) => ApiError::NotFound(m),
         RepoError::NotARepo(m) | RepoError::Bare(m) => ApiError::BadRequest(m),
-        RepoError::Unavailable(m) => ApiError::Unavailable(m),
+        RepoError::Unavailable(m) | RepoError::GitMissing(m) | RepoError::Timeout(m) => ApiError::Unavailable(m),
+        RepoError::Git(m) | RepoError::Dirty(m) => ApiError::Conflict(m),
         RepoError::Failed(m) => ApiError::Internal(anyhow::anyhow!(m)),
     }
 }

@@ -10,7 +10,8 @@ use crate::mcp_client::*;
 const NATIVE: [&str; 5] = ["session", "agent", "task", "progress", "repo"];
 
 /// Their budget: their size with descriptions of that kind, plus room for a few sentences.
-const NATIVE_TOOLS_BUDGET_BYTES: usize = 12_500;
+/// The repo tool's git and worktree actions (issue 17) add about 800 B of schema.
+const NATIVE_TOOLS_BUDGET_BYTES: usize = 13_500;
 
 #[tokio::test]
 async fn tools_list_for_claude_code_stays_within_its_byte_budget() {

@@ -4,6 +4,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 mod registry;
+mod status;
+mod worktree;
 
 use super::action::action;
 use super::{CallContext, ToolDef, ToolError, run_blocking};
@@ -13,9 +15,13 @@ pub(crate) const NAME: &str = "repo";
 
 pub(crate) const DESCRIPTION: &str = "Repositories and their shared progress journal.
 
-- list: the registered repositories (register one with POST /repos).
-- active: the caller's repository: its PTY's, else the most recently used; {active:null} if none.
-- progress_list: a project's progress journal, oldest first (the newest 1000 at most); ts is ms since the epoch.";
+- list: registered repositories.
+- active: the caller's PTY repo, else the most recently used.
+- status: branch, ahead/behind, dirty counts, last commit (no path: every registered repo).
+- worktree_list: linked worktrees.
+- worktree_create: a linked worktree at <repo>__wt/<branch>; never run git worktree add yourself.
+- worktree_remove: refuses uncommitted work unless force (which a person confirms).
+- progress_list: journal entries, oldest first (at most the newest 1000); ts is ms since the epoch.";
 
 pub(crate) static TOOL: ToolDef = ToolDef {
     name: NAME,
@@ -25,6 +31,10 @@ pub(crate) static TOOL: ToolDef = ToolDef {
         action!(NAME, "progress_list", ProgressList => async progress_list, loopback: false, blocks: true),
         action!(NAME, "list", registry::List => sync registry::list, loopback: false, blocks: false),
         action!(NAME, "active", registry::Active => sync registry::active, loopback: false, blocks: false),
+        action!(NAME, "status", status::Status => async status::status, loopback: false, blocks: true),
+        action!(NAME, "worktree_list", worktree::WorktreeList => async worktree::worktree_list, loopback: false, blocks: true),
+        action!(NAME, "worktree_create", worktree::WorktreeCreate => async worktree::worktree_create, loopback: true, blocks: true),
+        action!(NAME, "worktree_remove", worktree::WorktreeRemove => async worktree::worktree_remove, loopback: true, blocks: true),
     ],
 };
 

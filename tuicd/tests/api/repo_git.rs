@@ -1,0 +1,175 @@
+//! `/repo/*` reads and `repo action=status` on real repositories made by the `git` CLI, and the
+//! daemon without `git` on its PATH.
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::harness::Daemon;
+use crate::mcp_client::{call, ok};
+use crate::repo_util::{git, q, repo, s, write};
+
+async fn get_ok(daemon: &Daemon, route: &str, dir: &std::path::Path) -> Value {
+    let (status, body) = daemon.get(&format!("/repo/{route}?path={}", q(dir))).await;
+    assert_eq!(status, StatusCode::OK, "{route}: {body}");
+    body
+}
+
+#[tokio::test]
+async fn a_dirty_tree_with_a_rename_and_odd_names_reads_through_every_route() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = repo(tmp.path(), "alpha");
+    write(&r, "old name.txt", "one\ntwo\n");
+    git(&r, &["add", "."]);
+    git(&r, &["commit", "-q", "-m", "second"]);
+    git(&r, &["checkout", "-q", "-b", "feature"]);
+    git(&r, &["mv", "old name.txt", "new name.txt"]);
+    write(&r, "README.md", "hello\nworld\n");
+    write(&r, "line\nbreak.txt", "x\n");
+    let daemon = Daemon::start().await;
+
+    let info = get_ok(&daemon, "info", &r).await;
+    assert_eq!(info["branch"], "feature", "{info}");
+    assert_eq!(info["dirty"], true);
+    assert_eq!(
+        (info["staged"].as_u64(), info["unstaged"].as_u64(), info["untracked"].as_u64()),
+        (Some(1), Some(1), Some(1))
+    );
+    assert_eq!(info["last_commit"]["summary"], "second");
+    assert_eq!(info["detached"], false);
+
+    let changed = get_ok(&daemon, "changed-files", &r).await;
+    let files = changed["files"].as_array().unwrap();
+    let rename = files.iter().find(|f| f["kind"] == "renamed").expect("the rename");
+    assert_eq!((rename["path"].as_str(), rename["orig_path"].as_str()), (Some("new name.txt"), Some("old name.txt")));
+    assert_eq!(rename["staged"], true);
+    assert!(files.iter().any(|f| f["path"] == "line\nbreak.txt" && f["kind"] == "untracked"), "{changed}");
+    assert!(files.iter().any(|f| f["path"] == "README.md" && f["unstaged"] == true), "{changed}");
+
+    let diff = get_ok(&daemon, "diff", &r).await;
+    let text = diff["diff"].as_str().unwrap();
+    assert!(text.contains("rename from old name.txt") && text.contains("+world"), "{text}");
+    let stats = get_ok(&daemon, "diff-stats", &r).await;
+    assert_eq!(stats["additions"], 1, "{stats}");
+    assert!(stats["files"].as_array().unwrap().iter().any(|f| f["orig_path"] == "old name.txt"), "{stats}");
+
+    let branches = get_ok(&daemon, "branches", &r).await;
+    let names: Vec<(&str, bool)> = branches["branches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| (b["name"].as_str().unwrap(), b["current"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(names, vec![("feature", true), ("main", false)]);
+
+    // Reads take no index lock: none is left behind and a concurrent writer is never blocked.
+    assert!(!r.join(".git/index.lock").exists());
+}
+
+#[tokio::test]
+async fn a_conflict_a_detached_head_and_an_unborn_branch_are_reported_as_such() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = repo(tmp.path(), "conflicted");
+    git(&r, &["checkout", "-q", "-b", "other"]);
+    write(&r, "README.md", "other\n");
+    git(&r, &["commit", "-q", "-am", "other"]);
+    git(&r, &["checkout", "-q", "main"]);
+    write(&r, "README.md", "mine\n");
+    git(&r, &["commit", "-q", "-am", "mine"]);
+    let merge = std::process::Command::new("git").arg("-C").arg(&r).args(["merge", "-q", "other"]).output().unwrap();
+    assert!(!merge.status.success(), "the merge conflicts");
+    let detached = repo(tmp.path(), "detached");
+    git(&detached, &["checkout", "-q", "--detach"]);
+    let unborn = tmp.path().join("unborn");
+    std::fs::create_dir_all(&unborn).unwrap();
+    git(&unborn, &["init", "-q", "-b", "trunk"]);
+    write(&unborn, "a.txt", "a\n");
+    git(&unborn, &["add", "a.txt"]);
+    let daemon = Daemon::start().await;
+
+    let info = get_ok(&daemon, "info", &r).await;
+    assert_eq!(info["conflicted"], 1, "{info}");
+    let changed = get_ok(&daemon, "changed-files", &r).await;
+    assert_eq!(changed["files"][0]["kind"], "conflicted", "{changed}");
+
+    let info = get_ok(&daemon, "info", &detached).await;
+    assert_eq!(info["detached"], true, "{info}");
+    assert!(info.get("branch").is_none(), "{info}");
+
+    let info = get_ok(&daemon, "info", &unborn).await;
+    assert_eq!((info["unborn"].as_bool(), info["branch"].as_str()), (Some(true), Some("trunk")), "{info}");
+    assert!(info.get("last_commit").is_none(), "{info}");
+    assert_eq!(info["staged"], 1);
+    let diff = get_ok(&daemon, "diff", &unborn).await;
+    assert!(diff["diff"].as_str().unwrap().contains("+a"), "{diff}");
+}
+
+#[tokio::test]
+async fn a_bare_repository_and_bad_queries_are_refused_clearly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bare = tmp.path().join("bare.git");
+    std::fs::create_dir_all(&bare).unwrap();
+    git(&bare, &["init", "-q", "--bare"]);
+    let daemon = Daemon::start().await;
+    for route in ["info", "diff", "diff-stats", "changed-files", "branches"] {
+        let (status, body) = daemon.get(&format!("/repo/{route}?path={}", q(&bare))).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{route}: {body}");
+        assert!(body["error"].as_str().unwrap().contains("bare git repository"), "{route}: {body}");
+    }
+    let (status, body) = daemon.get("/repo/info").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("path"), "{body}");
+    let (status, body) = daemon.get("/repo/info?path=relative").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+}
+
+#[tokio::test]
+async fn status_reads_one_repository_or_every_registered_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = repo(tmp.path(), "a");
+    let b = repo(tmp.path(), "b");
+    write(&b, "new.txt", "n\n");
+    let daemon = Daemon::start().await;
+    for r in [&a, &b] {
+        daemon.post("/repos", json!({"path": s(r)})).await;
+    }
+    let all = ok(&daemon, "repo", json!({"action": "status"})).await;
+    let repos = all["repos"].as_array().unwrap();
+    assert_eq!(repos.len(), 2, "{all}");
+    assert_eq!((repos[0]["name"].as_str(), repos[0]["dirty"].as_bool()), (Some("a"), Some(false)));
+    assert_eq!((repos[1]["untracked"].as_u64(), repos[1]["dirty"].as_bool()), (Some(1), Some(true)));
+    let one = ok(&daemon, "repo", json!({"action": "status", "path": s(&b)})).await;
+    assert_eq!(one["branch"], "main");
+    assert_eq!(one["last_commit"]["summary"], "first");
+    // Reading b made it the most recently used repository.
+    let active = ok(&daemon, "repo", json!({"action": "active"})).await;
+    assert_eq!(
+        (active["path"].as_str(), active["source"].as_str()),
+        (Some(s(&b).as_str()), Some("most_recently_used"))
+    );
+}
+
+#[tokio::test]
+async fn without_git_on_path_every_repo_route_answers_a_clear_error_and_the_daemon_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = repo(tmp.path(), "alpha");
+    let empty = tempfile::tempdir().unwrap();
+    let daemon = Daemon::builder().env("PATH", s(empty.path())).start().await;
+    let (status, body) = daemon.post("/repos", json!({"path": s(&r)})).await;
+    assert_eq!(status, StatusCode::CREATED, "registering needs no git: {body}");
+    for route in ["info", "diff", "diff-stats", "changed-files", "branches"] {
+        let (status, body) = daemon.get(&format!("/repo/{route}?path={}", q(&r))).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{route}: {body}");
+        assert!(body["error"].as_str().unwrap().contains("git is not installed"), "{route}: {body}");
+    }
+    let (is_error, err) = call(&daemon, "repo", json!({"action": "status", "path": s(&r)})).await;
+    assert!(is_error && err["error"].as_str().unwrap().contains("git is not installed"), "{err}");
+    let all = ok(&daemon, "repo", json!({"action": "status"})).await;
+    assert!(all["repos"][0]["error"].as_str().unwrap().contains("git is not installed"), "{all}");
+    let (status, body) = daemon.post("/worktrees", json!({"base_repo": s(&r), "branch": "b"})).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("git is not installed"), "{body}");
+    let (status, body) = daemon.get(&format!("/worktrees/paths?path={}", q(&r))).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    let (status, _) = daemon.get("/health").await;
+    assert_eq!(status, StatusCode::OK);
+}
