@@ -6,6 +6,7 @@ mod agent;
 mod agent_runtime;
 mod config;
 mod events;
+mod fsgate;
 mod http;
 pub mod limits;
 mod lock;
