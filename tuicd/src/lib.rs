@@ -7,6 +7,7 @@ mod agent_runtime;
 mod config;
 mod events;
 mod fsgate;
+mod github;
 mod http;
 pub mod limits;
 mod lock;
