@@ -83,6 +83,11 @@ impl Gate {
         Ok(target)
     }
 
+    /// Whether `path` (canonical) is one of the roots themselves.
+    pub(crate) fn is_root(&self, path: &Path) -> bool {
+        self.roots.iter().any(|root| root == path)
+    }
+
     fn contain(&self, field: &str, raw: &str, canonical: PathBuf, given: &Path) -> Result<PathBuf, GateError> {
         if self.roots.iter().any(|root| canonical.starts_with(root)) {
             return Ok(canonical);

@@ -6,6 +6,7 @@
 //! [`GhError::Missing`] / [`GhError::NotLoggedIn`], naming the command that fixes it. Whether a
 //! write may run (the confirmation) is the caller's decision, made before it calls in here.
 
+mod confirm;
 mod parse;
 mod run;
 
@@ -13,6 +14,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+pub(crate) use confirm::confirm_write;
 pub(crate) use parse::{Check, CheckSummary, Created, Issue, PrStatus, RepoStatus};
 use run::{Output, RunError};
 
@@ -29,6 +31,8 @@ pub(crate) enum GhError {
     NotLoggedIn(String),
     #[error("{0}")]
     Invalid(String),
+    #[error("{0}")]
+    NotConfirmed(String),
     #[error("gh {command} failed: {message}")]
     Failed { command: String, message: String },
 }

@@ -9,6 +9,7 @@ pub(crate) mod action;
 pub(crate) mod agent;
 pub(crate) mod progress;
 pub(crate) mod repo;
+pub(crate) mod repo_github;
 pub(crate) mod schema;
 pub(crate) mod session;
 pub(crate) mod task;

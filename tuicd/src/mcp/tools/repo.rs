@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::action::action;
+use super::repo_github;
 use super::{CallContext, ToolDef, ToolError, run_blocking};
 use crate::agent_runtime::journal::{Entry, Filter};
 
@@ -11,13 +12,21 @@ pub(crate) const NAME: &str = "repo";
 
 pub(crate) const DESCRIPTION: &str = "Repositories and their shared progress journal.
 
-- progress_list: journal entries, oldest first (at most the newest 1000); ts is ms since the epoch.";
+- progress_list: journal entries, oldest first (at most the newest 1000); ts is ms since the epoch.
+- prs, issues: the open pull requests (with a CI summary) and issues of a registered repository, through gh.
+- close_issue, reopen_issue: change an issue's state; a person confirms it on a connected UI client first.";
 
 pub(crate) static TOOL: ToolDef = ToolDef {
     name: NAME,
     description: DESCRIPTION,
     takes_action: true,
-    actions: &[action!(NAME, "progress_list", ProgressList => async progress_list, loopback: false, blocks: true)],
+    actions: &[
+        action!(NAME, "progress_list", ProgressList => async progress_list, loopback: false, blocks: true),
+        action!(NAME, "prs", repo_github::Prs => async repo_github::prs, loopback: false, blocks: true),
+        action!(NAME, "issues", repo_github::Issues => async repo_github::issues, loopback: false, blocks: true),
+        action!(NAME, "close_issue", repo_github::IssueNumber => async repo_github::close_issue, loopback: false, blocks: true),
+        action!(NAME, "reopen_issue", repo_github::IssueNumber => async repo_github::reopen_issue, loopback: false, blocks: true),
+    ],
 };
 
 #[derive(Debug, Deserialize, JsonSchema)]
