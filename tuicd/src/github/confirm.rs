@@ -8,12 +8,8 @@ use crate::ui::{ConfirmRequest, Ui};
 /// Asks the person at a UI client whether `requester` may do `what`; refuses when they decline,
 /// when nobody can answer, or when nobody answers in time.
 pub(crate) async fn confirm_write(ui: &Ui, requester: String, what: String) -> Result<(), GhError> {
-    let request = ConfirmRequest {
-        title: "GitHub write".into(),
-        message: what.clone(),
-        requester,
-        kind: "github_write",
-    };
+    let request =
+        ConfirmRequest { title: "GitHub write".into(), message: what.clone(), requester, kind: "github_write" };
     let outcome = ui.confirm(request).await;
     if outcome.confirmed() {
         return Ok(());

@@ -54,7 +54,9 @@ pub(crate) async fn transfer(app: &App, caller: &Caller, req: Request) -> ApiRes
         let field = format!("paths[{i}]");
         let from = if copy { gate.existing(&field, raw)? } else { movable(&gate, &field, raw)? };
         if from.is_dir() && !body.allow_recursive {
-            return Err(ApiError::InvalidField(format!("{field}: {raw} is a directory; set allowRecursive to transfer it")));
+            return Err(ApiError::InvalidField(format!(
+                "{field}: {raw} is a directory; set allowRecursive to transfer it"
+            )));
         }
         let name = from.file_name().ok_or_else(|| ApiError::InvalidField(format!("{field}: names no file")))?;
         let to = dest_dir.join(name);

@@ -68,7 +68,9 @@ pub(super) async fn route(app: App, caller: Caller, req: Request) -> Response {
         ),
         ["fs", "read-external"] => methods!(&method, GET => routes::fs::read_external(&app, req)),
         ["fs", "read-editor"] => methods!(&method, GET => routes::fs::read_editor(&app, &caller, req)),
-        ["fs", "read-editor-external"] => methods!(&method, GET => routes::fs::read_editor_external(&app, &caller, req)),
+        ["fs", "read-editor-external"] => {
+            methods!(&method, GET => routes::fs::read_editor_external(&app, &caller, req))
+        }
         ["fs", "write-external"] => methods!(&method, POST => routes::fs::write_external(&app, req)),
         ["fs", "copy-abs"] => methods!(&method, POST => routes::fs::copy_abs(&app, &caller, req)),
         ["fs", "move-abs"] => methods!(&method, POST => routes::fs::move_abs(&app, req)),
