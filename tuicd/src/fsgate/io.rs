@@ -13,6 +13,8 @@ pub(crate) enum FileError {
     TooLarge { path: String, size: u64, cap: u64 },
     #[error("{path} is a directory, not a file")]
     IsDirectory { path: String },
+    #[error("{path} is not a regular file (a FIFO, socket or device)")]
+    NotAFile { path: String },
     #[error("{path}: {source}")]
     Io { path: String, source: std::io::Error },
 }
@@ -24,11 +26,15 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> FileError + '_ {
 /// Reads the whole file at `path`, refusing one larger than `cap` bytes before reading it. The
 /// read itself stops at `cap + 1` bytes, so a file that grows meanwhile is still refused.
 pub(crate) fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, FileError> {
-    let file = File::open(path).map_err(io_error(path))?;
-    let meta = file.metadata().map_err(io_error(path))?;
+    // Checked before opening: opening a FIFO or a device could block or never end.
+    let meta = std::fs::metadata(path).map_err(io_error(path))?;
     if meta.is_dir() {
         return Err(FileError::IsDirectory { path: path.display().to_string() });
     }
+    if !meta.is_file() {
+        return Err(FileError::NotAFile { path: path.display().to_string() });
+    }
+    let file = File::open(path).map_err(io_error(path))?;
     if meta.len() > cap {
         return Err(FileError::TooLarge { path: path.display().to_string(), size: meta.len(), cap });
     }

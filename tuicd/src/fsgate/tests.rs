@@ -150,6 +150,9 @@ fn reads_are_capped_and_writes_are_atomic() {
     assert_eq!(read_capped(&file, 100).unwrap().len(), 100);
     assert!(matches!(read_capped(&file, 99), Err(FileError::TooLarge { size: 100, cap: 99, .. })));
     assert!(matches!(read_capped(&t.root, 1000), Err(FileError::IsDirectory { .. })));
+    let fifo = t.root.join("fifo");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    assert!(matches!(read_capped(&fifo, 1000), Err(FileError::NotAFile { .. })), "a FIFO is refused unopened");
     write_atomic(&file, b"new").unwrap();
     assert_eq!(std::fs::read(&file).unwrap(), b"new");
     assert!(matches!(write_atomic(&t.root.join("src"), b"x"), Err(FileError::IsDirectory { .. })));

@@ -122,3 +122,37 @@ async fn transfer_copies_and_moves_into_a_directory() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(answer["error"].as_str().unwrap().contains("copy or move"), "{answer}");
 }
+
+#[tokio::test]
+async fn a_caller_over_tcp_gets_the_standard_cap_on_editor_reads() {
+    use base64::Engine;
+    let port = crate::harness::free_port();
+    let auth = json!({"username": "me", "password_hash": crate::harness::quick_hash("pw")});
+    let daemon = Daemon::builder()
+        .config(json!({"services": {"server": {"enabled": true, "port": port}, "auth": auth}}))
+        .start()
+        .await;
+    let f = Fixture::registered(&daemon).await;
+    let big = f.root.join("big.txt");
+    std::fs::write(&big, vec![b'x'; tuicd::limits::FS_READ_CAP_REMOTE as usize + 1]).unwrap();
+    let basic = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode("me:pw"));
+    let client = reqwest::Client::new();
+    let remote = |path: String| {
+        let request = client.get(format!("http://127.0.0.1:{port}{path}")).header("Authorization", basic.clone());
+        async move { request.send().await.unwrap().status() }
+    };
+    let big = big.display().to_string();
+    let readme = format!("{}/README.md", f.r());
+    assert_eq!(
+        remote(format!("/fs/read-editor-external{}", query(&[("path", &big)]))).await,
+        StatusCode::PAYLOAD_TOO_LARGE
+    );
+    assert_eq!(
+        remote(format!("/fs/read-editor{}", query(&[("repoPath", &f.r()), ("file", "big.txt")]))).await,
+        StatusCode::PAYLOAD_TOO_LARGE
+    );
+    assert_eq!(remote(format!("/fs/read-editor-external{}", query(&[("path", &readme)]))).await, StatusCode::OK);
+    // The same file on the socket, on this machine, reads whole.
+    let (status, _) = daemon.get(&format!("/fs/read-editor-external{}", query(&[("path", &big)]))).await;
+    assert_eq!(status, StatusCode::OK);
+}
