@@ -95,12 +95,10 @@ pub(crate) async fn post_pr_review(app: &App, caller: &Caller, req: Request) -> 
 
 /// A caller on this machine writes at once; a remote one needs a person's confirmation.
 async fn allow_write(app: &App, caller: &Caller, what: String) -> Result<(), ApiError> {
+    let Transport::Tcp { peer, .. } = caller.transport else { return Ok(()) };
     if caller.is_loopback() {
         return Ok(());
     }
-    let requester = match caller.transport {
-        Transport::Tcp { peer, .. } => format!("REST caller over remote access from {}", peer.ip()),
-        Transport::Ipc => "REST caller on loopback".to_owned(),
-    };
+    let requester = format!("REST caller over remote access from {}", peer.ip());
     Ok(github::confirm_write(&app.ui, requester, what).await?)
 }
