@@ -11,6 +11,7 @@ pub(crate) mod fs_transfer;
 pub(crate) mod github;
 pub(crate) mod health;
 pub(crate) mod monitor;
+pub(crate) mod repos;
 pub(crate) mod sessions;
 pub(crate) mod stream;
 mod stream_direct;

@@ -3,6 +3,8 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+mod registry;
+
 use super::action::action;
 use super::repo_github;
 use super::{CallContext, ToolDef, ToolError, run_blocking};
@@ -12,6 +14,8 @@ pub(crate) const NAME: &str = "repo";
 
 pub(crate) const DESCRIPTION: &str = "Repositories and their shared progress journal.
 
+- list: the registered repositories (register one with POST /repos).
+- active: the caller's repository: its PTY's, else the most recently used; {active:null} if none.
 - progress_list: journal entries, oldest first (at most the newest 1000); ts is ms since the epoch.
 - prs, issues: the open pull requests (with a CI summary) and issues of a registered repository, through gh.
 - close_issue, reopen_issue: change an issue's state; a person confirms it on a connected UI client first.";
@@ -22,6 +26,8 @@ pub(crate) static TOOL: ToolDef = ToolDef {
     takes_action: true,
     actions: &[
         action!(NAME, "progress_list", ProgressList => async progress_list, loopback: false, blocks: true),
+        action!(NAME, "list", registry::List => sync registry::list, loopback: false, blocks: false),
+        action!(NAME, "active", registry::Active => sync registry::active, loopback: false, blocks: false),
         action!(NAME, "prs", repo_github::Prs => async repo_github::prs, loopback: false, blocks: true),
         action!(NAME, "issues", repo_github::Issues => async repo_github::issues, loopback: false, blocks: true),
         action!(NAME, "close_issue", repo_github::IssueNumber => async repo_github::close_issue, loopback: false, blocks: true),
