@@ -17,10 +17,10 @@ pub(crate) const DESCRIPTION: &str = "Repositories and their shared progress jou
 - list: the registered repositories (register one with POST /repos).
 - active: the caller's repository: its PTY's, else the most recently used; {active:null} if none.
 - progress_list: journal entries, oldest first (at most the newest 1000); ts is ms since the epoch.
-- prs: a registered repository's open pull requests with their CI summary, through gh.
-- issues: its issues, through gh.
-- close_issue: close an issue, once a person confirms it on a connected UI client.
-- reopen_issue: reopen an issue, with the same confirmation.";
+- prs: open pull requests with a CI summary, through gh.
+- issues: issues, through gh.
+- close_issue: runs once a person confirms it on a UI client.
+- reopen_issue: likewise.";
 
 pub(crate) static TOOL: ToolDef = ToolDef {
     name: NAME,

@@ -11,34 +11,31 @@ use super::{CallContext, ToolError};
 use crate::fsgate::Gate;
 use crate::github::{self, GhError, Issue, PrStatus};
 
-/// Issues one `issues` call answers by default, and at most.
-const ISSUES_DEFAULT: u32 = 30;
-const ISSUES_MAX: u32 = 100;
+/// Issues one `issues` call answers (the newest first, as gh lists them).
+const ISSUES_LIMIT: u32 = 50;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Prs {
-    /// The registered repository's path.
+    /// A registered repository.
     pub path: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Issues {
-    /// The registered repository's path.
+    /// A registered repository.
     pub path: String,
     /// open (default), closed or all.
     pub state: Option<String>,
-    /// Most issues answered: default 30, at most 100.
-    pub limit: Option<u32>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct IssueNumber {
-    /// The registered repository's path.
+    /// A registered repository.
     pub path: String,
-    /// The issue's number.
+    /// Issue number.
     pub number: u64,
 }
 
@@ -73,12 +70,8 @@ pub(crate) async fn prs(ctx: &CallContext, p: Prs) -> Result<Vec<PrStatus>, Tool
 
 pub(crate) async fn issues(ctx: &CallContext, p: Issues) -> Result<Vec<Issue>, ToolError> {
     let dir = repo_dir(ctx, "issues", &p.path)?;
-    let limit = p.limit.unwrap_or(ISSUES_DEFAULT);
-    if !(1..=ISSUES_MAX).contains(&limit) {
-        return Err(ToolError::new(format!("repo action=issues: limit must be 1 to {ISSUES_MAX}")));
-    }
     let state = p.state.as_deref().unwrap_or("open");
-    github::issues(&dir, state, limit).await.map_err(|e| gh_error("issues", e))
+    github::issues(&dir, state, ISSUES_LIMIT).await.map_err(|e| gh_error("issues", e))
 }
 
 pub(crate) async fn close_issue(ctx: &CallContext, p: IssueNumber) -> Result<IssueChanged, ToolError> {
