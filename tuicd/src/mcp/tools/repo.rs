@@ -8,6 +8,7 @@ mod status;
 mod worktree;
 
 use super::action::action;
+use super::repo_github;
 use super::{CallContext, ToolDef, ToolError, run_blocking};
 use crate::agent_runtime::journal::{Entry, Filter};
 
@@ -21,7 +22,11 @@ pub(crate) const DESCRIPTION: &str = "Repositories and their shared progress jou
 - worktree_list: linked worktrees.
 - worktree_create: a linked worktree at <repo>__wt/<branch>; never run git worktree add yourself.
 - worktree_remove: refuses uncommitted work unless force (which a person confirms).
-- progress_list: journal entries, oldest first (at most the newest 1000); ts is ms since the epoch.";
+- progress_list: journal entries, oldest first (at most the newest 1000); ts is ms since the epoch.
+- prs: open pull requests with a CI summary, through gh.
+- issues: issues, through gh.
+- close_issue: runs once a person confirms it on a UI client.
+- reopen_issue: likewise.";
 
 pub(crate) static TOOL: ToolDef = ToolDef {
     name: NAME,
@@ -35,6 +40,10 @@ pub(crate) static TOOL: ToolDef = ToolDef {
         action!(NAME, "worktree_list", worktree::WorktreeList => async worktree::worktree_list, loopback: false, blocks: true),
         action!(NAME, "worktree_create", worktree::WorktreeCreate => async worktree::worktree_create, loopback: true, blocks: true),
         action!(NAME, "worktree_remove", worktree::WorktreeRemove => async worktree::worktree_remove, loopback: true, blocks: true),
+        action!(NAME, "prs", repo_github::Prs => async repo_github::prs, loopback: false, blocks: true),
+        action!(NAME, "issues", repo_github::Issues => async repo_github::issues, loopback: false, blocks: true),
+        action!(NAME, "close_issue", repo_github::IssueNumber => async repo_github::close_issue, loopback: false, blocks: true),
+        action!(NAME, "reopen_issue", repo_github::IssueNumber => async repo_github::reopen_issue, loopback: false, blocks: true),
     ],
 };
 
