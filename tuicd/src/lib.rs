@@ -9,6 +9,7 @@ mod events;
 mod http;
 pub mod limits;
 mod lock;
+mod log_ring;
 mod mcp;
 mod messaging;
 mod messaging_runtime;
@@ -19,6 +20,9 @@ mod session;
 mod state;
 
 pub use server::{Daemon, Options};
+
+/// The tracing layer the binary adds so that MCP `debug action=logs` can read the daemon's recent log.
+pub use log_ring::layer as log_ring_layer;
 
 /// For the black-box tests: the `.tcap` capture format and the config deep merge they check the
 /// daemon against.

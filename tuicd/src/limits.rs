@@ -272,3 +272,19 @@ pub const WS_BATCH_BYTES: usize = 256 * 1024;
 /// which a flood keeps saturated.
 pub const SCREEN_PARSE_SHARE: u32 = 50;
 pub const SCREEN_PARSE_BURST: Duration = Duration::from_millis(10);
+
+/// `debug action=logs`: the daemon keeps its last this many tracing events in memory, and at most
+/// [`LOG_RING_BYTES`] of them (a burst of long messages evicts older events sooner); one event's
+/// message is cut at [`LOG_EVENT_MAX_BYTES`]. Enough to see what led up to a problem without
+/// holding a log file's worth of memory.
+pub const LOG_RING_EVENTS: usize = 1000;
+pub const LOG_RING_BYTES: usize = 512 * 1024;
+pub const LOG_EVENT_MAX_BYTES: usize = 4 * 1024;
+/// `debug action=logs` returns this many events when no `limit` is given.
+pub const LOG_READ_DEFAULT: usize = 50;
+/// `config` prompt libraries (`ai-prompts/`, `prompts/` in the config dir): a prompt's name is at
+/// most this long (it is a file name), its content at most this many bytes, and a library holds at
+/// most this many prompts (a save past it is refused; listing reads no more).
+pub const PROMPT_NAME_MAX_LEN: usize = 64;
+pub const PROMPT_MAX_BYTES: usize = 64 * 1024;
+pub const PROMPT_LIBRARY_MAX: usize = 500;

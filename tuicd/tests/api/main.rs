@@ -18,6 +18,8 @@ mod foundation;
 mod harness;
 mod mcp;
 mod mcp_client;
+mod mcp_config_tool;
+mod mcp_debug_tool;
 mod mcp_session_tool;
 mod mcp_tools_list;
 mod monitor;

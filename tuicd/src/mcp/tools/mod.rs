@@ -7,6 +7,9 @@
 
 pub(crate) mod action;
 pub(crate) mod agent;
+pub(crate) mod config;
+pub(crate) mod debug;
+pub(crate) mod plugin_dev_guide;
 pub(crate) mod progress;
 pub(crate) mod repo;
 pub(crate) mod schema;
@@ -83,7 +86,16 @@ pub(crate) fn supports_tasks(tool: &str) -> bool {
 
 /// Every native tool, in `tools/list` order.
 pub(crate) fn registry() -> &'static [&'static ToolDef] {
-    static REGISTRY: &[&ToolDef] = &[&session::TOOL, &agent::TOOL, &task::TOOL, &progress::TOOL, &repo::TOOL];
+    static REGISTRY: &[&ToolDef] = &[
+        &session::TOOL,
+        &agent::TOOL,
+        &task::TOOL,
+        &progress::TOOL,
+        &repo::TOOL,
+        &plugin_dev_guide::TOOL,
+        &config::TOOL,
+        &debug::TOOL,
+    ];
     REGISTRY
 }
 
