@@ -20,3 +20,9 @@ pub const UI_CONFIRM_REQUESTED: &str = "ui-confirm-requested";
 /// `{id, confirmed, reason?}`: a confirmation ended (answered, timed out, or nobody left to
 /// answer); every client drops its dialog.
 pub const UI_CONFIRM_RESOLVED: &str = "ui-confirm-resolved";
+/// `{title, message?, level, sound?, origin_repo_path?, origin_session_id?}`: MCP `ui action=toast`.
+pub const MCP_TOAST: &str = "mcp-toast";
+/// `{id, title, html?, url?, pinned, focus, origin_repo_path?}`: MCP `ui action=tab` opens a tab.
+pub const UI_TAB: &str = "ui-tab";
+/// `{id}`: a GUI client that declared `?ui=screenshot` answers with `POST /ui/screenshot/:id`.
+pub const UI_SCREENSHOT_REQUESTED: &str = "ui-screenshot-requested";

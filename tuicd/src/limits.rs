@@ -295,3 +295,18 @@ pub const LOG_READ_DEFAULT: usize = 50;
 pub const PROMPT_NAME_MAX_LEN: usize = 64;
 pub const PROMPT_MAX_BYTES: usize = 64 * 1024;
 pub const PROMPT_LIBRARY_MAX: usize = 500;
+/// `ui action=screenshot`: how long the asking call waits for a GUI client's PNG, the largest PNG
+/// accepted (its base64 fills the [`MAX_BODY_BYTES`] body), requests waiting at once, and how
+/// many screenshot files the config dir keeps (older ones are deleted as new ones arrive).
+pub const UI_SCREENSHOT_TIMEOUT: Duration = Duration::from_secs(30);
+pub const UI_SCREENSHOT_MAX_BYTES: usize = MAX_BODY_BYTES / 4 * 3 - 1024;
+pub const UI_SCREENSHOT_PENDING_MAX: usize = 8;
+pub const UI_SCREENSHOT_KEEP: usize = 20;
+/// `ui` toast, tab and confirm text: a title and a message a person reads at a glance, a tab id
+/// (clients key tabs by it), a tab URL, and a tab's inline HTML. Every event stays in the event
+/// history ([`EVENT_HISTORY`]), so a tab's HTML is held to a size the history can keep.
+pub const UI_TITLE_MAX_CHARS: usize = 200;
+pub const UI_MESSAGE_MAX_CHARS: usize = 4000;
+pub const UI_TAB_ID_MAX_LEN: usize = 64;
+pub const UI_TAB_URL_MAX_BYTES: usize = 4096;
+pub const UI_TAB_HTML_MAX_BYTES: usize = 64 * 1024;

@@ -68,6 +68,7 @@ pub(super) async fn route(app: App, caller: Caller, req: Request) -> Response {
         ),
         ["ui", "confirms"] => methods!(&method, GET => routes::ui::list_confirms(&app)),
         ["ui", "confirm", id] => methods!(&method, POST => routes::ui::answer_confirm(&app, id, req)),
+        ["ui", "screenshot", id] => methods!(&method, POST => routes::ui_screenshot::answer(&app, id, req)),
         _ => Err(ApiError::NotFound(format!("no route for {path}"))),
     };
     result.unwrap_or_else(ApiError::into_response)

@@ -22,6 +22,7 @@ mod mcp_config_tool;
 mod mcp_debug_tool;
 mod mcp_session_tool;
 mod mcp_tools_list;
+mod mcp_ui_tool;
 mod monitor;
 mod peers;
 mod peers_delivery;

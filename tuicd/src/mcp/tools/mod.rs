@@ -15,6 +15,7 @@ pub(crate) mod repo;
 pub(crate) mod schema;
 pub(crate) mod session;
 pub(crate) mod task;
+pub(crate) mod ui;
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -92,6 +93,7 @@ pub(crate) fn registry() -> &'static [&'static ToolDef] {
         &task::TOOL,
         &progress::TOOL,
         &repo::TOOL,
+        &ui::TOOL,
         &plugin_dev_guide::TOOL,
         &config::TOOL,
         &debug::TOOL,
