@@ -183,8 +183,8 @@ mod tests {
         });
         let mut id = String::new();
         for _ in 0..1000 {
-            if let Some((_, event)) = ui.events().since(0).1.iter().map(|e| (e.kind, e.data.clone())).last() {
-                id = serde_json::from_str::<serde_json::Value>(&event).unwrap()["id"].as_str().unwrap().to_owned();
+            if let Some(event) = ui.events().since(0).1.last() {
+                id = serde_json::from_str::<serde_json::Value>(&event.data).unwrap()["id"].as_str().unwrap().to_owned();
                 break;
             }
             tokio::task::yield_now().await;

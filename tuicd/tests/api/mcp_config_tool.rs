@@ -99,6 +99,12 @@ async fn prompt_names_that_leave_the_library_and_oversize_content_are_refused() 
     assert!(error.contains("at most 65536"), "{error}");
     let error = fails(&daemon, "config", json!({"action": "save_prompt", "name": "n", "content": 5})).await;
     assert!(error.contains("content"), "{error}");
+    for action in ["get", "list_prompts", "list_ai_prompts"] {
+        let error = fails(&daemon, "config", json!({"action": action, "bogus": 1})).await;
+        assert!(error.contains("bogus"), "{action}: {error}");
+    }
+    let error = fails(&daemon, "config", json!({"action": "save_ai_prompt", "name": "n"})).await;
+    assert!(error.contains("missing field `content`"), "{error}");
     let error = fails(&daemon, "config", json!({"action": "load_prompt", "name": "missing"})).await;
     assert!(error.contains("no prompt named 'missing'"), "{error}");
     assert!(!daemon.dir.path().join("prompts").exists(), "nothing was written");

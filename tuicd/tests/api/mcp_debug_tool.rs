@@ -47,8 +47,10 @@ async fn sessions_and_agent_detection_show_every_live_session() {
     assert!(detection["installed"].is_array(), "{detection}");
     let row = detection["sessions"].as_array().unwrap().iter().find(|s| s["session_id"] == id).unwrap().clone();
     assert!(row["engine"]["turn_epoch"].is_u64(), "the engine's view of the session: {row}");
-    let error = fails(&daemon, "debug", json!({"action": "sessions", "all": true})).await;
-    assert!(error.contains("all"), "{error}");
+    for action in ["sessions", "agent_detection", "help"] {
+        let error = fails(&daemon, "debug", json!({"action": action, "all": true})).await;
+        assert!(error.contains("unknown field `all`"), "{action}: {error}");
+    }
 }
 
 #[tokio::test]
