@@ -155,22 +155,33 @@ async fn confirm_and_screenshot_are_refused_at_once_with_nobody_to_answer() {
     }
 }
 
-/// A scripted GUI: declares `?ui=screenshot`, and answers each request first with a body that is
-/// no PNG (which must leave the request waiting), then with `PNG`.
+/// A scripted GUI: declares `?ui=screenshot` and keeps that stream open (leaving would end the
+/// request), and answers the first request with a body that is no PNG (which must leave the
+/// request waiting), then with `PNG`.
 async fn scripted_gui(daemon: &Daemon) -> tokio::task::JoinHandle<Vec<(StatusCode, Value)>> {
+    use futures_util::StreamExt;
     let response =
         daemon.client.get(Daemon::url("/events?ui=screenshot&types=ui-screenshot-requested")).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     let client = daemon.client.clone();
     tokio::spawn(async move {
-        let events = read_events(response, |seen| !seen.is_empty()).await;
-        let id = events[0].2["id"].as_str().unwrap().to_owned();
+        let mut stream = response.bytes_stream();
+        let mut buffer = String::new();
+        let id = loop {
+            let chunk = tokio::time::timeout(DEADLINE, stream.next()).await.unwrap().unwrap().unwrap();
+            buffer.push_str(std::str::from_utf8(&chunk).unwrap());
+            let data = buffer.lines().find_map(|l| l.strip_prefix("data: ").map(str::to_owned));
+            if let Some(data) = data.filter(|_| buffer.contains("\n\n")) {
+                break serde_json::from_str::<Value>(&data).unwrap()["id"].as_str().unwrap().to_owned();
+            }
+        };
         let mut answers = Vec::new();
         let encode = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
         for body in [json!({"png_base64": encode(b"GIF89a")}), json!({"png_base64": encode(PNG)})] {
             let r = client.post(Daemon::url(&format!("/ui/screenshot/{id}"))).json(&body).send().await.unwrap();
             answers.push((r.status(), r.json().await.unwrap()));
         }
+        drop(stream);
         answers
     })
 }
