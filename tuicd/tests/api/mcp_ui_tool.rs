@@ -8,7 +8,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::harness::{ConfirmAnswerer, DEADLINE, Daemon, read_events};
-use crate::mcp_client::{call, call_as, fails, ok};
+use crate::mcp_client::{call, call_as, fails, initialize, ok};
 use crate::session_util::create;
 
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\nscripted-gui";
@@ -37,13 +37,26 @@ async fn a_toast_carries_its_resolved_sound_and_the_callers_pty_as_origin() {
     let (is_error, answer) = call_as(&daemon, "ui", args, &[("x-tuic-session", tuic)]).await;
     assert!(!is_error && answer == json!({"ok": true}), "{answer}");
 
-    let toasts = events_until(&daemon, "mcp-toast", "bound").await;
+    // A caller registered as a peer with a project: that project is the origin.
+    let other = create(&daemon, json!({"cwd": cwd})).await;
+    let peer = other["tuic_session"].as_str().unwrap();
+    let mcp = initialize(&daemon, &[("x-tuic-session", peer)]).await.session().unwrap();
+    let headers = [("x-tuic-session", peer), ("mcp-session-id", mcp.as_str())];
+    let (is_error, registered) =
+        call_as(&daemon, "agent", json!({"action": "register", "project": "/work/proj"}), &headers).await;
+    assert!(!is_error, "{registered}");
+    let (is_error, answer) = call_as(&daemon, "ui", json!({"action": "toast", "title": "peer"}), &headers).await;
+    assert!(!is_error, "{answer}");
+
+    let toasts = events_until(&daemon, "mcp-toast", "peer").await;
     assert_eq!(toasts[0], json!({"title": "unbound", "level": "warn", "sound": "warning"}), "no guessed origin");
     assert_eq!(
         toasts[1],
         json!({"title": "bound", "message": "done", "level": "info", "sound": "attention",
                "origin_repo_path": repo.path().canonicalize().unwrap(), "origin_session_id": tuic})
     );
+    assert_eq!(toasts[2]["origin_repo_path"], "/work/proj", "the peer's project comes first: {}", toasts[2]);
+    assert_eq!(toasts[2]["origin_session_id"], peer);
 }
 
 #[tokio::test]

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::action::{NoParams, action};
 use super::{CallContext, ToolDef, ToolError, run_blocking};
 use crate::agent::detect::{InstalledAgent, detect_installed};
-use crate::limits::{LOG_READ_DEFAULT, LOG_RING_EVENTS};
+use crate::limits::{LOG_READ_DEFAULT, LOG_RING_BYTES, LOG_RING_EVENTS};
 use crate::log_ring::{LogEntry, LogFilter, parse_level, ring};
 
 pub(crate) const NAME: &str = "debug";
@@ -29,13 +29,19 @@ pub(crate) static TOOL: ToolDef = ToolDef {
     ],
 };
 
-const HELP: &str = "debug: diagnostics of the tuicd daemon (no WebView, so no window.__TUIC__).
+/// The usage guide; its numbers are the limits the daemon enforces.
+fn help_text() -> String {
+    format!(
+        "debug: diagnostics of the tuicd daemon (no WebView, so no window.__TUIC__).
 
-- action=logs [source] [level] [limit]: the daemon's recent tracing events, oldest first, from an in-memory ring of the last 1000 (at most 512 KiB). source is the module that logged (session, mcp, server, routes, agent_runtime, messaging_runtime, config, ...) or the event's own source field; level is the least severe returned (error, warn, info, debug, trace); limit defaults to 50. Events below the daemon's log filter (RUST_LOG, default info) are never recorded.
+- action=logs [source] [level] [limit]: the daemon's recent tracing events, oldest first, from an in-memory ring of the last {LOG_RING_EVENTS} (at most {} KiB). source is the module that logged (session, mcp, server, routes, agent_runtime, messaging_runtime, config, ...) or the event's own source field; level is the least severe returned (error, warn, info, debug, trace); limit defaults to {LOG_READ_DEFAULT}. Events below the daemon's log filter (RUST_LOG, default info) are never recorded.
 - action=sessions: every live PTY session: ids (PTY id, tuic_session, alias), pid, cwd, shell, created, bytes written, paused, exit, agent type, spawn facts, task description.
 - action=agent_detection: agent CLIs installed on the daemon's PATH, and per session what the agent engine detected: agent_type, shell_state, agent_state, question, idle_confirmed, turn_epoch, composer_state.
 - action=invoke_js: refused; tuicd is headless. Use logs, sessions or agent_detection instead.
-- action=help: this text.";
+- action=help: this text.",
+        LOG_RING_BYTES / 1024
+    )
+}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -152,5 +158,5 @@ Read its state with debug action=sessions, action=logs or action=agent_detection
 }
 
 fn help(_: &CallContext, _: NoParams) -> Result<Value, ToolError> {
-    Ok(json!({ "content": HELP }))
+    Ok(json!({ "content": help_text() }))
 }
