@@ -8,6 +8,7 @@ pub(crate) mod config;
 pub(crate) mod events;
 pub(crate) mod health;
 pub(crate) mod monitor;
+pub(crate) mod repos;
 pub(crate) mod sessions;
 pub(crate) mod stream;
 mod stream_direct;
