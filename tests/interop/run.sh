@@ -68,6 +68,7 @@ check python-mcp2-auto-bridge "$V2" "$here/client_v2.py" stdio "$TUIC_BRIDGE_BIN
 check python-mcp1-bridge "$V1" "$here/client_v1.py" stdio "$TUIC_BRIDGE_BIN" --socket "$SOCKET"
 check python-mcp1-messaging "$V1" "$here/messaging_v1.py" "$URL" "$USER_NAME" "$PASSWORD" "$TUIC_BRIDGE_BIN" --socket "$SOCKET"
 check python-mcp1-tasks "$V1" "$here/tasks_v1.py" "$TUIC_BRIDGE_BIN" --socket "$SOCKET"
+check python-mcp1-collapsed "$V1" "$here/collapsed_v1.py" "$URL" "$USER_NAME" "$PASSWORD"
 
 # Conformance (0.1.13 on Node 20): the scenarios that apply to tuicd's own surface. tuicd declares
 # no logging capability, so logging-set-level does not apply; the rest need fixture tools,

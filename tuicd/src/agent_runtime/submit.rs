@@ -21,14 +21,13 @@ use crate::session::Session;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SubmitParams {
-    /// The session: its PTY session_id, its tuic_session UUID, or its alias (tu-1).
+    /// PTY session_id, tuic_session or alias (tu-1).
     pub session_id: String,
-    /// The command or prompt to submit (no Enter needed; multiline text is pasted).
+    /// The prompt or command (no Enter needed; multiline text is pasted).
     pub input: String,
-    /// How long to wait for terminal output after Enter, in ms (default 3000, clamped 250..=10000).
+    /// ms to wait for output after Enter (default 3000, clamped 250..=10000).
     pub timeout_ms: Option<u64>,
-    /// Short description of the work assigned to this PTY; an empty string or null clears it,
-    /// omitting it keeps the current one.
+    /// The PTY's short work description; "" or null clears it, omitted keeps it.
     #[serde(default, deserialize_with = "present")]
     pub pty_description: Option<Option<String>>,
 }

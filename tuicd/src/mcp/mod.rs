@@ -5,6 +5,7 @@
 //! does) / [`transport`] (HTTP: headers, status codes, the GET stream) / [`tools`] (the native
 //! tool framework and one module per tool). [`protocol_sessions`] holds the protocol sessions.
 
+pub(crate) mod instructions;
 pub(crate) mod model;
 pub(crate) mod protocol;
 pub(crate) mod protocol_sessions;
@@ -32,6 +33,8 @@ pub(crate) struct McpState {
     pty_descriptions: Mutex<HashMap<String, String>>,
     /// What each task-augmented `tools/call` answered, for its `tasks/result`.
     pub task_calls: tasks::TaskCalls,
+    /// The `search_tools` index over the enabled tools.
+    pub search_index: tools::meta::SearchIndex,
 }
 
 impl McpState {
@@ -65,9 +68,11 @@ impl McpState {
             self.protocol_sessions.close_streams();
             return;
         }
-        if tools::enabled_names(previous) != tools::enabled_names(next)
-            || previous.collapse_tools != next.collapse_tools
-        {
+        let tool_set_changed = tools::enabled_names(previous) != tools::enabled_names(next);
+        if tool_set_changed {
+            self.search_index.rebuild(next);
+        }
+        if tool_set_changed || previous.collapse_tools != next.collapse_tools {
             self.notify_tools_changed();
         }
     }

@@ -2,6 +2,7 @@
 
 use serde_json::{Value, json};
 
+use super::instructions;
 use super::model::{self, CallParams, Member, Params, Reply, RpcError, TaskParam};
 use super::protocol_sessions::ClientInfo;
 use super::tools::{self, CallContext};
@@ -43,7 +44,7 @@ pub(crate) async fn handle(
             Reply::Value(result)
         }),
         "ping" => Ok(Reply::Value(json!({}))),
-        "tools/list" => tools_list(app, params).map(Reply::Value),
+        "tools/list" => tools_list(app, &meta, params).map(Reply::Value),
         model::TOOLS_CALL => {
             let params = params.map(Params::into_call).unwrap_or_default();
             tools_call(app, meta, params).await
@@ -76,7 +77,8 @@ fn initialize(app: &App, meta: &RequestMeta, params: Option<Params<'_>>) -> Resu
         .and_then(|c| c.get("experimental"))
         .and_then(|e| e.get(CHANNEL_CAPABILITY))
         .is_some();
-    let client = ClientInfo { tuic_session: meta.tuic_session.clone(), channels };
+    let collapse_tools = instructions::client_collapses(client_name.as_deref());
+    let client = ClientInfo { tuic_session: meta.tuic_session.clone(), channels, collapse_tools };
     let (protocol_session, arrival) = app
         .mcp
         .protocol_sessions
@@ -108,16 +110,31 @@ fn initialize(app: &App, meta: &RequestMeta, params: Option<Params<'_>>) -> Resu
             "experimental": {CHANNEL_CAPABILITY: {}},
         },
         "serverInfo": {"name": "tuicd", "version": env!("CARGO_PKG_VERSION")},
-        "instructions": instructions(app),
+        "instructions": instructions::render(&instructions::context(app, instructions::Connecting {
+            client_name: client_name.as_deref(),
+            client_collapse: collapse_tools,
+            tuic_session: meta.tuic_session.as_deref(),
+            reconnected: matches!(arrival, super::protocol_sessions::Arrival::Reconnected { .. }),
+        })),
     });
     Ok((protocol_session, result))
 }
 
-fn tools_list(app: &App, params: Option<Params<'_>>) -> Result<Value, RpcError> {
+fn tools_list(app: &App, meta: &RequestMeta, params: Option<Params<'_>>) -> Result<Value, RpcError> {
     if model::params_object(params).get("cursor").is_some_and(|c| !c.is_null()) {
         return Err(RpcError::invalid_params("tools/list: invalid cursor (tuicd lists every tool in one page)"));
     }
-    Ok(tools::list(tools::registry(), &app.config.get()))
+    let config = app.config.get();
+    if collapsed(app, meta) {
+        return Ok(tools::listing(&tools::meta::collapsed(&config)));
+    }
+    Ok(tools::list(tools::registry(), &config))
+}
+
+/// Whether this request's client gets the collapsed tool surface: by config, or for itself.
+fn collapsed(app: &App, meta: &RequestMeta) -> bool {
+    app.config.get().collapse_tools
+        || meta.session_id.as_deref().is_some_and(|id| app.mcp.protocol_sessions.collapses_tools(id))
 }
 
 /// `tools/call`: the tool's result, or for a task-augmented call (`params.task`) a `CreateTaskResult`.
@@ -136,6 +153,10 @@ async fn tools_call(app: &App, meta: RequestMeta, params: CallParams<'_>) -> Res
         crate::messaging_runtime::refresh(app, protocol_session, tuic_session);
     }
     let bound = meta.session_id.as_deref().and_then(|s| app.mcp.protocol_sessions.identity(s));
+    let registry = match tools::meta::NAMES.contains(&name.as_ref()) && collapsed(app, &meta) {
+        true => tools::meta::meta_registry(),
+        false => tools::registry(),
+    };
     let ctx = CallContext {
         app: app.clone(),
         caller: meta.caller,
@@ -146,32 +167,6 @@ async fn tools_call(app: &App, meta: RequestMeta, params: CallParams<'_>) -> Res
     // specification lets the receiver override it).
     match params.task {
         Some(_) => super::tasks::call_as_task(app, ctx, &name, params.arguments).await.map(Reply::Value),
-        None => tools::call(tools::registry(), ctx, &name, params.arguments).await.map(Reply::Tool),
+        None => tools::call(registry, ctx, &name, params.arguments).await.map(Reply::Tool),
     }
-}
-
-/// The `instructions` returned by initialize: what tuicd is and how its tools fit together.
-fn instructions(app: &App) -> String {
-    let config = app.config.get();
-    let mut text = format!(
-        "tuicd {} — shared terminals for AI agents and the people who supervise them.\n\n\
-         Every terminal (PTY) belongs to the daemon and outlives any client. Address a session by \
-         any of its three names: the PTY session_id, its tuic_session UUID, or its alias (tu-1).\n\n",
-        env!("CARGO_PKG_VERSION")
-    );
-    let enabled = tools::enabled(tools::registry(), &config);
-    if enabled.is_empty() {
-        text.push_str("No native tools are enabled (see disabled_native_tools in config.json).\n");
-    } else {
-        text.push_str("Tools:\n");
-        for tool in enabled {
-            let first = tool.description.split_terminator(". ").next().unwrap_or(tool.description);
-            text.push_str(&format!("- {}: {}\n", tool.name, first.trim_end_matches('.')));
-        }
-        text.push_str(
-            "\nPrefer session action=wait (until=idle|exited) over polling; read output deltas with \
-             since_cursor from the previous response's cursor.\n",
-        );
-    }
-    text
 }

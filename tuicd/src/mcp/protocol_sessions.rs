@@ -52,6 +52,9 @@ pub(crate) struct ClientInfo {
     /// The client declared `capabilities.experimental["claude/channel"]` at initialize: it takes
     /// `notifications/claude/channel` pushes on its GET stream.
     pub channels: bool,
+    /// The client asked for the collapsed tool surface for itself (a Grok shell): see
+    /// [`crate::mcp::tools::meta`].
+    pub collapse_tools: bool,
 }
 
 #[derive(Debug)]
@@ -141,6 +144,11 @@ impl ProtocolSessions {
     /// The identity bound to a session at initialize.
     pub(crate) fn identity(&self, id: &str) -> Option<String> {
         self.lock().get(id).and_then(|e| e.client.tuic_session.clone())
+    }
+
+    /// Whether the session's client gets the collapsed tool surface whatever the config says.
+    pub(crate) fn collapses_tools(&self, id: &str) -> bool {
+        self.lock().get(id).is_some_and(|e| e.client.collapse_tools)
     }
 
     /// Records the peer identity a session was bound to by `agent action=register`.

@@ -19,6 +19,7 @@ mod foundation;
 mod harness;
 mod mcp;
 mod mcp_client;
+mod mcp_collapsed;
 mod mcp_config_tool;
 mod mcp_debug_tool;
 mod mcp_session_tool;

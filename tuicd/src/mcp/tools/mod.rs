@@ -10,6 +10,7 @@ pub(crate) mod agent;
 pub(crate) mod ai_terminal;
 pub(crate) mod config;
 pub(crate) mod debug;
+pub(crate) mod meta;
 pub(crate) mod plugin_dev_guide;
 pub(crate) mod progress;
 pub(crate) mod repo;
@@ -41,6 +42,8 @@ pub(crate) type ToolFuture = Pin<Box<dyn Future<Output = Result<Answer, ToolErro
 pub(crate) enum Answer {
     Value(Value),
     Escaped(String),
+    /// Another tool's whole result, `isError` included (what `call_tool` answers).
+    Result(ToolText),
 }
 
 /// One native tool: static data, so the registry is a plain slice.
@@ -172,7 +175,12 @@ pub(crate) fn enabled_names(config: &AppConfig) -> Vec<&'static str> {
 
 /// The `tools/list` result.
 pub(crate) fn list(registry: &[&'static ToolDef], config: &AppConfig) -> Value {
-    let tools: Vec<Value> = enabled(registry, config)
+    listing(&enabled(registry, config))
+}
+
+/// A `tools/list` result of exactly `tools`.
+pub(crate) fn listing(tools: &[&ToolDef]) -> Value {
+    let tools: Vec<Value> = tools
         .iter()
         .map(|t| {
             let mut tool = json!({"name": t.name, "description": t.description, "inputSchema": t.input_schema()});
@@ -197,6 +205,7 @@ pub(crate) async fn call(
     Ok(match run_caught(name, dispatch(tool, ctx, args)).await {
         Ok(Ok(Answer::Value(value))) => ToolText::json(&value, false),
         Ok(Ok(Answer::Escaped(text))) => ToolText::escaped(text, false),
+        Ok(Ok(Answer::Result(result))) => result,
         Ok(Err(error)) => ToolText::json(&error.0, true),
         Err(failed) => ToolText::json(&json!({"error": failed}), true),
     })
@@ -257,6 +266,8 @@ pub(crate) async fn call_task(
     match run_caught(name, (action.call)(ctx, args)).await {
         Ok(Ok(Answer::Value(value))) => Ok(value),
         Ok(Ok(Answer::Escaped(text))) => serde_json::from_str(&ToolText::escaped(text, false).text())
+            .map_err(|e| internal(format!("the {name} tool answered unreadable JSON: {e}"))),
+        Ok(Ok(Answer::Result(result))) => serde_json::from_str(&result.text())
             .map_err(|e| internal(format!("the {name} tool answered unreadable JSON: {e}"))),
         Ok(Err(error)) => Err(refused(error)),
         Err(failed) => Err(internal(failed)),

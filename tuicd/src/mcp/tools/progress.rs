@@ -12,10 +12,9 @@ use crate::limits::PROGRESS_TEXT_MAX_CHARS;
 
 pub(crate) const NAME: &str = "progress";
 
-pub(crate) const DESCRIPTION: &str = "Report project progress to the journal tuicd keeps for every agent (read it back with repo action=progress_list). \
-Call it when you finish a meaningful step or cannot continue without help. \
-Call it from inside a tuicd PTY: the project and your name come from your terminal. \
-Intent entries are recorded by tuicd from your intent: markers, not through this tool.";
+pub(crate) const DESCRIPTION: &str = "Report progress to the journal tuicd keeps per project (repo action=progress_list): \
+a step finished, or you are blocked and need help. Call it from inside a tuicd PTY, which names your project and you. \
+Intent entries come from intent: markers.";
 
 pub(crate) static TOOL: ToolDef = ToolDef {
     name: NAME,
@@ -27,11 +26,11 @@ pub(crate) static TOOL: ToolDef = ToolDef {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Report {
-    /// done: a step finished; blocked: you cannot continue without help.
+    /// done or blocked.
     #[serde(rename = "type")]
     #[schemars(schema_with = "kind_schema")]
     kind: String,
-    /// One sentence (at most 2000 characters): what was done, or what blocks you.
+    /// One sentence (at most 2000 chars): what was done or what blocks you.
     text: String,
     /// The plan step this is about.
     step: Option<String>,

@@ -15,7 +15,7 @@ pub(crate) const DESCRIPTION: &str = "Repositories and their shared progress jou
 
 - list: the registered repositories (register one with POST /repos).
 - active: the caller's repository: its PTY's, else the most recently used; {active:null} if none.
-- progress_list: journal entries, oldest first (at most the newest 1000); ts is ms since the epoch.";
+- progress_list: a project's progress journal, oldest first (the newest 1000 at most); ts is ms since the epoch.";
 
 pub(crate) static TOOL: ToolDef = ToolDef {
     name: NAME,

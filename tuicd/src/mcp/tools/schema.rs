@@ -35,10 +35,7 @@ pub(crate) fn merge(tool: &ToolDef) -> Value {
         return json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false});
     }
     let mut properties = Map::new();
-    properties.insert(
-        "action".into(),
-        json!({"type": "string", "enum": tool.action_names(), "description": "What to do; see the tool description."}),
-    );
+    properties.insert("action".into(), json!({"type": "string", "enum": tool.action_names()}));
     // Per property: the actions that take it, each with its own description.
     let mut used_by: Vec<(String, Vec<(&str, String)>)> = Vec::new();
     for action in tool.actions {
@@ -56,22 +53,39 @@ pub(crate) fn merge(tool: &ToolDef) -> Value {
             }
         }
     }
+    let all = tool.action_names();
     for (name, list) in used_by {
         if let Some(Value::Object(prop)) = properties.get_mut(&name) {
-            prop.insert("description".into(), Value::String(describe(&list)));
+            let description = describe(&list, &all);
+            if description.is_empty() {
+                prop.remove("description");
+            } else {
+                prop.insert("description".into(), Value::String(description));
+            }
         }
     }
     json!({"type": "object", "properties": properties, "required": ["action"], "additionalProperties": false})
 }
 
-/// A shared property's description: one text ending with the actions that take it, or, where the
-/// actions document it differently (their own default or bounds), each action's text in turn.
-fn describe(list: &[(&str, String)]) -> String {
+/// A shared property's description: one text ending with the actions that take it (nothing when
+/// every action of the tool does, the exceptions when more than half do), or, where the actions
+/// document it differently (their own default or bounds), each action's text in turn.
+fn describe(list: &[(&str, String)], all: &[&str]) -> String {
     let first = &list[0].1;
     if list.iter().all(|(_, doc)| doc == first) {
         let actions: Vec<&str> = list.iter().map(|(a, _)| *a).collect();
-        let actions = format!("Actions: {}.", actions.join(", "));
-        return if first.is_empty() { actions } else { format!("{first}. {actions}") };
+        let others: Vec<&str> = all.iter().copied().filter(|a| !actions.contains(a)).collect();
+        let actions = match others.len() {
+            0 => String::new(),
+            n if n < actions.len() => format!("Actions: all but {}.", others.join(", ")),
+            _ => format!("Actions: {}.", actions.join(", ")),
+        };
+        return match (first.is_empty(), actions.is_empty()) {
+            (true, true) => String::new(),
+            (false, true) => format!("{first}."),
+            (true, false) => actions,
+            (false, false) => format!("{first}. {actions}"),
+        };
     }
     let mut parts: Vec<(Vec<&str>, &str)> = Vec::new();
     for (action, doc) in list {
@@ -114,6 +128,10 @@ fn simplify(schema: Value) -> Value {
         map.remove("anyOf");
         map.insert("type".into(), Value::String("string".into()));
         map.insert("enum".into(), Value::Array(consts));
+    }
+    // `true` is what an absent `additionalProperties` already means.
+    if map.get("additionalProperties") == Some(&Value::Bool(true)) {
+        map.remove("additionalProperties");
     }
     if map.get("default").is_some_and(Value::is_null) {
         map.remove("default");
@@ -174,10 +192,33 @@ mod tests {
         let _: &[ActionDef] = T.actions;
         let schema = merge(&T);
         assert_eq!(schema["properties"]["action"]["enum"], json!(["a", "b"]));
-        assert_eq!(schema["properties"]["session_id"]["description"], "The session. Actions: a, b.");
+        assert_eq!(schema["properties"]["limit"]["description"], "Actions: a.");
         assert_eq!(schema["properties"]["limit"]["type"], "integer");
         assert!(schema["properties"]["limit"].get("format").is_none());
         assert!(schema.get("oneOf").is_none() && schema.get("anyOf").is_none());
+    }
+
+    static WIDE: ToolDef = ToolDef {
+        name: "w",
+        description: "",
+        takes_action: true,
+        actions: &[
+            action!("w", "a", B => sync ok, loopback: false, blocks: false),
+            action!("w", "b", B => sync ok, loopback: false, blocks: false),
+            action!("w", "c", B => sync ok, loopback: false, blocks: false),
+            action!("w", "d", A => sync ok, loopback: false, blocks: false),
+        ],
+    };
+
+    #[test]
+    fn a_property_every_action_takes_names_none_and_one_most_take_names_the_exceptions() {
+        let schema = merge(&T);
+        assert_eq!(schema["properties"]["session_id"]["description"], "The session.", "a and b are every action");
+        let schema = merge(&WIDE);
+        assert_eq!(schema["properties"]["session_id"]["description"], "The session.");
+        assert_eq!(schema["properties"]["limit"]["description"], "Actions: d.");
+        let timeout = schema["properties"]["timeout_ms"]["description"].as_str().unwrap();
+        assert_eq!(timeout, "a, b, c: How long (default 20). d: How long (default 10).");
     }
 
     #[test]

@@ -13,10 +13,11 @@ use crate::state::App;
 
 pub(crate) const NAME: &str = "task";
 
-pub(crate) const DESCRIPTION: &str = "Task handles returned by agent action=spawn, for work longer than one wait. \
-A task is working while its agent runs, input_required while it waits on a question, then completed (exit 0), failed (non-zero exit) or cancelled; those three never change again. Only the identity that spawned a task may read it; handles are kept 24 h.
+pub(crate) const DESCRIPTION: &str = "Task handles from agent action=spawn, for work longer than one wait. \
+Status: working, input_required (its agent asks a question), then completed (exit 0), failed (non-zero) or cancelled, which never change. Only the spawner may read one; kept 24 h.
 
-- cancel: marks the task cancelled; the agent keeps running (close its session to stop it).";
+- get: whether a spawned task finished, and its result.
+- cancel: marks it cancelled; the agent keeps running (close its session to stop it).";
 
 pub(crate) static TOOL: ToolDef = ToolDef {
     name: NAME,

@@ -15,18 +15,16 @@ use crate::messaging_runtime::view::View;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct Register {
-    /// The identity to register as (a UUID). Omitted: the one bound from x-tuic-session, or a
-    /// stable generated one for this MCP session. Announcing your real $TUIC_SESSION repairs an
-    /// invented identity and carries its mail over.
+    /// The identity (a UUID; omitted: the bound or a generated one). Your real $TUIC_SESSION
+    /// repairs an invented identity, mail included.
     pub tuic_session: Option<String>,
     /// Display name shown to peers (omitted: kept).
     pub name: Option<String>,
-    /// Project to group peers by (list_peers can filter on it).
+    /// Project to group peers by.
     pub project: Option<String>,
-    /// true declares the orchestrator role, false removes it, omitted keeps it.
+    /// Declares (true) or drops (false) the orchestrator role.
     pub orchestrator: Option<bool>,
-    /// The identity this one replaces after a reconnect (a UUID): its unread mail moves here
-    /// unless it still owns a live terminal.
+    /// The identity (UUID) this one replaces after a reconnect: its mail moves here unless it owns a live terminal.
     pub replaces: Option<String>,
 }
 
@@ -40,7 +38,7 @@ pub(super) struct ListPeers {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct Send {
-    /// The recipient: its tuic_session, the PTY session_id it runs in, or that terminal's alias.
+    /// Recipient: tuic_session, PTY session_id or alias.
     pub to: String,
     /// The message (at most 64 KB).
     pub message: String,
@@ -49,10 +47,9 @@ pub(super) struct Send {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct Inbox {
-    /// Messages after this cursor; omitted: after your stored read position; 0 replays all
-    /// (without rewinding the stored position).
+    /// After this cursor (omitted: your read position; 0: all, position kept).
     pub since: Option<u64>,
-    /// Most messages to return (1..=100, default 50).
+    /// Most messages (default 50).
     #[schemars(range(min = 1, max = 100))]
     pub limit: Option<usize>,
 }
@@ -60,9 +57,9 @@ pub(super) struct Inbox {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct Wait {
-    /// As for inbox: omitted resumes from your stored read position.
+    /// After this cursor (omitted: your read position).
     pub since: Option<u64>,
-    /// How long to block in ms (default 60000; 300000 and above run 295000).
+    /// ms to wait (default 60000; 300000 and above run as 295000).
     #[schemars(range(min = 1, max = 300000))]
     pub timeout_ms: Option<u64>,
 }

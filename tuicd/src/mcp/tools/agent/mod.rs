@@ -14,18 +14,18 @@ use messaging::{Inbox, ListPeers, Register, Send, Wait};
 
 pub(crate) const NAME: &str = "agent";
 
-pub(crate) const DESCRIPTION: &str = "AI coding agents in tuicd terminals: start them, count them, and let agents message each other. \
-Spawning and all messaging are loopback only.
+pub(crate) const DESCRIPTION: &str = "AI coding agents in tuicd terminals: launch them, count them, and let them message each other. \
+Spawning and messaging are loopback only.
 
-- spawn: starts an agent CLI in a new PTY with its prompt always delivered: into an argument containing {prompt}, else as the final argument, or for prefill-only TUIs (codex, opencode) typed in once the ready prompt is confirmed idle (not delivered within 30 s: agent-prompt-undelivered on /events). The child gets a peer identity and inbox at once; when you are registered it is your child: its prompt names you and its idle, completed and exited transitions reach your inbox as state_change mail. Poll the answer's task_id with the task tool.
-- detect: installed agent CLIs on the daemon's PATH (as GET /agents/detect).
-- stats: live agent sessions by agent_type and agent_state.
-- metrics: counters since the daemon started.
-- register: names this MCP session's peer identity (a bridge in a tuic terminal is bound to its $TUIC_SESSION at initialize; others get a stable generated UUID).
-- list_peers: registered peers, oldest first; alias or session_id, when present, is a valid send address too.
-- send: the inbox always keeps the message; delivery_path in the answer says what else carried it (a waiter, a Claude Code channel push, the idle agent's terminal, or a payload-free wake notice for orchestrators).
-- inbox: reading acknowledges.
-- wait: blocks until new mail; prefer it over polling inbox.";
+- spawn: launches an agent CLI with a prompt in a new terminal. The prompt is always delivered: as the last argument (or where one says {prompt}), or typed in once a prefill-only TUI (codex, opencode) is idle (not within 30 s: agent-prompt-undelivered on /events). The child gets a peer identity and inbox at once; if you are registered it is your child, and its idle, completed and exited transitions reach your inbox as state_change mail. Poll its task_id with the task tool.
+- detect: agent CLIs installed on the daemon's PATH.
+- stats: how many agents run, per agent kind and state.
+- metrics: daemon counters since it started.
+- register: names your peer identity (a bridge in a tuic terminal is already bound to its $TUIC_SESSION).
+- list_peers: who you can message: registered peers, oldest first; an alias or session_id is an address too.
+- send: messages a peer. The inbox always keeps it; delivery_path says what else carried it (a waiter, a channel push, the idle agent's terminal, or a wake notice for orchestrators).
+- inbox: reads your messages; reading acknowledges.
+- wait: blocks until new mail arrives; prefer it to polling inbox.";
 
 pub(crate) static TOOL: ToolDef = ToolDef {
     name: NAME,

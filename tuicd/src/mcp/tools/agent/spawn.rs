@@ -13,25 +13,24 @@ use crate::messaging::TransportId;
 pub(super) struct Spawn {
     /// The task for the agent (not empty).
     pub prompt: String,
-    /// claude, codex, gemini, aider, opencode, ... (see action=detect): selects the binary unless
-    /// binary_path is given, and how the screen is read.
+    /// claude, codex, gemini, aider, opencode, ... (see action=detect): the binary (unless
+    /// binary_path) and how its screen is read.
     pub agent_type: Option<String>,
     /// An executable: an absolute path or a name in PATH.
     pub binary_path: Option<String>,
-    /// Arguments; one containing {prompt} receives the prompt there and nowhere else.
+    /// Arguments; one containing {prompt} gets the prompt there instead.
     #[serde(default)]
     pub args: Vec<String>,
     /// Passed with the agent's model flag.
     pub model: Option<String>,
-    /// Working directory (default: the daemon's home directory).
+    /// Working directory (default: home).
     pub cwd: Option<String>,
     /// Peer and display name, not blank (default: <agent_type>-<alias>).
     pub name: Option<String>,
-    /// The PTY's short task description: omitted derives it from the prompt (160 chars); null
-    /// or "" sets none.
+    /// The PTY's short work description (omitted: the prompt's first 160 chars; "" or null: none).
     #[serde(default, deserialize_with = "present")]
     pub pty_description: Option<Option<String>>,
-    /// false: this agent's progress calls answer progress_tracking_disabled.
+    /// false turns off this agent's progress tool.
     pub progress_tracking: Option<bool>,
     /// Terminal rows (default 24).
     #[schemars(range(min = 1, max = 500))]

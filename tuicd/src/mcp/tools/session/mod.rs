@@ -17,20 +17,22 @@ use params::{Create, Input, List, Output, Resize, Target, Wait};
 
 pub(crate) const NAME: &str = "session";
 
-pub(crate) const DESCRIPTION: &str = "PTY sessions owned by tuicd: list, start, type into, read, wait on and stop terminals. \
-A session reference is the PTY session_id, the tuic_session UUID or the alias (tu-1). \
-Actions that start, drive or stop processes are loopback only.
+pub(crate) const DESCRIPTION: &str = "Terminals (PTY sessions) owned by tuicd: list, create, write to, read, wait on and stop them. \
+Actions that start, write to or stop processes are loopback only.
 
-- list: live sessions in one call; is_caller marks the PTY this client runs in (never close it).
-- input: text and a special key in one raw write; no Enter is added. Text plus enter to a prefill-only agent (codex, opencode) goes in framed (Ctrl-U, paste, gap, Enter). It proves the write only.
-- submit: the managed-agent command surface: one atomic framed write to a confirmed-idle agent with an empty composer, then a wait for output after Enter (an acknowledgement, not task success). A busy, unconfirmed or questioning agent or a non-empty composer is refused before the first byte, with the receipt and its reason. Never queues.
-- output: text strips ANSI and its cursors count log lines; raw keeps escapes and counts bytes. Pass the answer's cursor back as since_cursor for only what came after. Works on exited sessions while their output is retained.
-- status: one session's state, including the agent engine's view (question, idle confirmation, turn, suggested actions, composer).
-- wait: prefer it over polling. until=idle for a detected agent is a confirmed idle (a marker, a stable ready prompt, or an open question), not silence alone; otherwise quiet output or exit.
-- close: SIGHUP, then SIGKILL; refuses the caller's own session; idempotent.
+- list: every open session; is_caller marks yours (never end it).
+- create: starts a shell or program in a new terminal.
+- input: types text into the terminal and/or a special key (enter, ctrl+c...) in one raw write; no Enter is added. To a prefill-only agent (codex, opencode), text plus enter goes in framed. Proves the write only.
+- submit: sends a prompt or command to an agent and presses Enter in one framed write, then waits for output (an acknowledgement, not task success). A busy, unconfirmed or questioning agent or a non-empty composer is refused before any byte, with the reason. Never queues.
+- output: what the terminal printed; text strips ANSI (cursors count lines), raw keeps it (cursors count bytes). Only what is new with since_cursor. Works on exited sessions while retained.
+- status: a session's state and its agent's (working, confirmed idle or waiting on a question; turn, suggested actions, composer).
+- wait: blocks until idle or exited; prefer it to polling. A detected agent's idle is confirmed (a marker, a stable ready prompt or an open question), not mere quiet.
+- resize: sets its size in rows and cols.
+- close: SIGHUP, then SIGKILL; refuses your own session; idempotent.
 - kill: ends a session at once.
 - pause: stops reading its output (the child blocks when the PTY fills).
-- process_stats: CPU% and RSS of tuicd and each session's process tree.";
+- resume: reads a paused session again.
+- process_stats: CPU% and memory (RSS) of tuicd and each session's processes.";
 
 pub(crate) static TOOL: ToolDef = ToolDef {
     name: NAME,

@@ -19,12 +19,12 @@ pub(super) struct Create {
     /// Terminal columns (default 80).
     #[schemars(range(min = 1, max = 500))]
     pub cols: Option<u16>,
-    /// Program to run (default: $SHELL, then /bin/sh); a bare name is looked up in PATH.
+    /// Program to run (default $SHELL, then /bin/sh); a bare name is found in PATH.
     pub shell: Option<String>,
     /// Arguments for `shell`.
     #[serde(default)]
     pub args: Vec<String>,
-    /// Working directory (default: the daemon's home directory).
+    /// Working directory (default: home).
     pub cwd: Option<String>,
     /// A human name for the session.
     pub display_name: Option<String>,
@@ -34,22 +34,21 @@ pub(super) struct Create {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct Target {
-    /// The session: its PTY session_id, its tuic_session UUID, or its alias (tu-1).
+    /// PTY session_id, tuic_session or alias (tu-1).
     pub session_id: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct Input {
-    /// The session: its PTY session_id, its tuic_session UUID, or its alias (tu-1).
+    /// PTY session_id, tuic_session or alias (tu-1).
     pub session_id: String,
-    /// Text to type, written raw (no Enter is added; pair it with special_key=enter).
+    /// Text to type, raw (no Enter added; add special_key=enter).
     pub input: Option<String>,
-    /// A key written after the text, in the same write.
+    /// Pressed after the text, in the same write.
     #[schemars(schema_with = "special_key_schema")]
     pub special_key: Option<String>,
-    /// Short description of the work assigned to this PTY; an empty string or null clears it,
-    /// omitting it keeps the current one.
+    /// The PTY's short work description; "" or null clears it, omitted keeps it.
     #[serde(default, deserialize_with = "present")]
     pub pty_description: Option<Option<String>>,
 }
@@ -67,14 +66,14 @@ pub(super) enum Format {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct Output {
-    /// The session: its PTY session_id, its tuic_session UUID, or its alias (tu-1).
+    /// PTY session_id, tuic_session or alias (tu-1).
     pub session_id: String,
-    /// Most bytes of output to return (default 8192).
+    /// Most bytes to return (default 8192).
     #[schemars(range(min = 1))]
     pub limit: Option<usize>,
-    /// "text" (default): ANSI stripped; "raw": escape sequences preserved.
+    /// text (default) or raw.
     pub format: Option<Format>,
-    /// The cursor from a previous output response: return only what came after it.
+    /// A previous answer's cursor: only what came after it.
     pub since_cursor: Option<u64>,
 }
 
@@ -89,18 +88,18 @@ pub(super) enum Until {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct Wait {
-    /// The session: its PTY session_id, its tuic_session UUID, or its alias (tu-1).
+    /// PTY session_id, tuic_session or alias (tu-1).
     pub session_id: String,
-    /// "idle" (default): output went quiet, or the child exited; "exited": the child exited.
+    /// idle (default) or exited.
     pub until: Option<Until>,
-    /// How long to wait in ms (default 60000; at or above 300000 it runs as 295000).
+    /// ms to wait (default 60000; 300000 and above run as 295000).
     pub timeout_ms: Option<u64>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct Resize {
-    /// The session: its PTY session_id, its tuic_session UUID, or its alias (tu-1).
+    /// PTY session_id, tuic_session or alias (tu-1).
     pub session_id: String,
     /// Terminal rows.
     #[schemars(range(min = 1, max = 500))]
@@ -114,7 +113,7 @@ fn special_key_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({
         "type": "string",
         "enum": SPECIAL_KEYS.iter().map(|(name, _)| *name).collect::<Vec<_>>(),
-        "description": "A key written after the text, in the same write.",
+        "description": "Pressed after the text, in the same write.",
     })
 }
 

@@ -1,0 +1,154 @@
+//! `initialize.instructions`: what only the instructions may say, rendered by a pure function of
+//! an explicit [`InstructionContext`] so that its size can be measured and pinned without a host.
+//!
+//! Ownership: everything about a tool (its actions, arguments and semantics) lives in the tool's
+//! description, which every client receives; the instructions keep what belongs to no tool: the
+//! connection acknowledgment, the one-call submit rule (it spans two calls and a polling loop),
+//! the ban on `git worktree` (not our tool), intent markers, the lazy-discovery guide in collapsed
+//! mode, and the live state at connect. `tests.rs` holds the two surfaces apart, both ways.
+
+mod live;
+#[cfg(test)]
+mod tests;
+
+use std::fmt::Write as _;
+
+pub(crate) use live::{Connecting, context};
+
+/// The submit rule, byte-exact in every mode: agents split a submit into text and Enter until
+/// told not to.
+pub(crate) const SUBMIT_RULE: &str = "- Submit in one call: give an agent's terminal a prompt or command with one \
+session action=submit, which types it and presses Enter; never type it with input and press Enter in a second call, and \
+never poll in between.";
+
+/// The worktree rule: `git` is not our tool, so no tool description can carry it.
+pub(crate) const WORKTREE_RULE: &str = "- Never run git worktree add or remove yourself: worktrees belong to the people \
+supervising you, and one made by hand is invisible to them.";
+
+/// Why the tool list is short, and the three steps around it.
+const LAZY_GUIDE: &str = "tools/list is collapsed: search_tools with what you want to do, get_tool_schema for the \
+tool it finds, then call_tool with tool_name and arguments.";
+
+/// How this client gets its tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CollapseMode {
+    /// The full tool list.
+    Off,
+    /// `collapse_tools: true` in config.
+    Config,
+    /// Collapsed for this client alone (a Grok shell, which refuses `__` in proxied names).
+    Client,
+}
+
+/// One live session, as the instructions name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LiveSession {
+    pub alias: String,
+    pub agent_type: Option<String>,
+    /// The repository root it runs in, if any (`~` for the home directory).
+    pub repo: Option<String>,
+}
+
+/// One registered peer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LivePeer {
+    pub name: String,
+    pub alias: Option<String>,
+}
+
+/// Everything the instructions depend on; nothing else is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct InstructionContext {
+    pub version: String,
+    pub client_name: Option<String>,
+    pub collapse: CollapseMode,
+    /// The client runs in a tuicd PTY, whose output tuicd reads for `intent:` markers.
+    pub intent_markers: bool,
+    /// The client came back with an id we no longer held (a reconnect, not a first contact).
+    pub reconnected: bool,
+    /// Repository roots, in the order to show them.
+    pub repos: Vec<String>,
+    pub sessions: Vec<LiveSession>,
+    pub peers: Vec<LivePeer>,
+}
+
+/// Whether a client named `name` gets the collapsed surface for itself.
+pub(crate) fn client_collapses(name: Option<&str>) -> bool {
+    name.is_some_and(|n| n.starts_with("grok-shell-"))
+}
+
+/// The instructions for `ctx`.
+pub(crate) fn render(ctx: &InstructionContext) -> String {
+    let v = &ctx.version;
+    let mut text = format!("tuicd {v}: shared terminals (PTYs) for AI agents and their supervisors.\n\n");
+    let greeting = if ctx.reconnected { "is back" } else { "is connected" };
+    let _ = writeln!(
+        text,
+        "Once per connection, begin your first reply with \"tuicd {v} {greeting}.\" and never repeat it.\n"
+    );
+    text.push_str(SUBMIT_RULE);
+    text.push('\n');
+    text.push_str(WORKTREE_RULE);
+    text.push('\n');
+    if ctx.intent_markers {
+        text.push_str(
+            "- Start each user task and each change of phase with a line: intent: <what you do> (<short title>).\n",
+        );
+    }
+    match ctx.collapse {
+        CollapseMode::Off => {}
+        CollapseMode::Config => {
+            let _ = writeln!(text, "\n{LAZY_GUIDE}");
+        }
+        CollapseMode::Client => {
+            let client = ctx.client_name.as_deref().unwrap_or("your client");
+            let _ = writeln!(text, "\nFor {client}, {LAZY_GUIDE}");
+        }
+    }
+    live_state(&mut text, ctx);
+    text
+}
+
+/// The repos, sessions and peers at connect: the part no tool description can hold. Collapsed
+/// mode gives their counts only.
+fn live_state(text: &mut String, ctx: &InstructionContext) {
+    if ctx.repos.is_empty() && ctx.sessions.is_empty() && ctx.peers.is_empty() {
+        return;
+    }
+    if ctx.collapse != CollapseMode::Off {
+        // The collapsed surface is the small one: counts, and where the names are.
+        let _ = writeln!(
+            text,
+            "\nAt connect: {} repos, {} sessions, {} peers (session action=list, agent action=list_peers).",
+            ctx.repos.len(),
+            ctx.sessions.len(),
+            ctx.peers.len()
+        );
+        return;
+    }
+    text.push_str("\nAt connect (session action=list and agent action=list_peers are current):\n");
+    let named = |s: &LiveSession| match &s.agent_type {
+        Some(agent) => format!("{} {agent}", s.alias),
+        None => s.alias.clone(),
+    };
+    for repo in &ctx.repos {
+        let here: Vec<String> = ctx.sessions.iter().filter(|s| s.repo.as_ref() == Some(repo)).map(named).collect();
+        let _ = writeln!(text, "- {repo}: {}", if here.is_empty() { "no sessions".into() } else { here.join(", ") });
+    }
+    let elsewhere: Vec<String> =
+        ctx.sessions.iter().filter(|s| !s.repo.as_ref().is_some_and(|r| ctx.repos.contains(r))).map(named).collect();
+    if !elsewhere.is_empty() {
+        let _ = writeln!(text, "- other sessions: {}", elsewhere.join(", "));
+    }
+    if !ctx.peers.is_empty() {
+        let peers: Vec<String> = ctx
+            .peers
+            .iter()
+            .map(|p| match &p.alias {
+                Some(alias) => format!("{} ({alias})", p.name),
+                None => p.name.clone(),
+            })
+            .collect();
+        let _ = writeln!(text, "- peers: {}", peers.join(", "));
+    }
+}
