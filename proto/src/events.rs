@@ -30,3 +30,9 @@ pub const WORKTREE_CREATED: &str = "worktree-created";
 pub const WORKTREE_CREATE_FAILED: &str = "worktree-create-failed";
 /// `{repo_path, branch, worktree_path}`: a linked worktree was removed.
 pub const WORKTREE_REMOVED: &str = "worktree-removed";
+/// `{title, message?, level, sound?, origin_repo_path?, origin_session_id?}`: MCP `ui action=toast`.
+pub const MCP_TOAST: &str = "mcp-toast";
+/// `{id, title, html?, url?, pinned, focus, origin_repo_path?}`: MCP `ui action=tab` opens a tab.
+pub const UI_TAB: &str = "ui-tab";
+/// `{id}`: a GUI client that declared `?ui=screenshot` answers with `POST /ui/screenshot/:id`.
+pub const UI_SCREENSHOT_REQUESTED: &str = "ui-screenshot-requested";

@@ -11,8 +11,9 @@ use crate::limits::{
 
 /// Every deadline outlasts tuicd's own bound for the call, so the bridge never gives up on a call
 /// tuicd is still carrying out: 10 s for ordinary calls; a wait's own clamped timeout plus 5 s; a
-/// submit's clamped acknowledgement window plus 10 s; 305 s for `ui action=confirm` and long
-/// workspace operations. Collapsed `call_tool` calls are judged by the tool they wrap.
+/// submit's clamped acknowledgement window plus 10 s; 305 s for `ui action=confirm` and
+/// `screenshot` (which waits for a GUI client) and long workspace operations. Collapsed
+/// `call_tool` calls are judged by the tool they wrap.
 pub(crate) fn for_request(method: &str, params: Option<&Value>) -> Duration {
     if method != "tools/call" {
         return CALL_DEADLINE;
@@ -36,7 +37,7 @@ pub(crate) fn for_request(method: &str, params: Option<&Value>) -> Duration {
             let window = requested.unwrap_or(SUBMIT_ACK_DEFAULT_MS).clamp(SUBMIT_ACK_MIN_MS, SUBMIT_ACK_MAX_MS);
             Duration::from_millis(window) + SUBMIT_MARGIN
         }
-        ("ui", "confirm") | ("repo", "worktree_create" | "worktree_remove") => LONG_CALL_DEADLINE,
+        ("ui", "confirm" | "screenshot") | ("repo", "worktree_create" | "worktree_remove") => LONG_CALL_DEADLINE,
         _ => CALL_DEADLINE,
     }
 }
@@ -77,6 +78,8 @@ mod tests {
     #[test]
     fn confirm_and_worktree_ops_get_305_s_and_the_rest_10_s() {
         assert_eq!(call("ui", json!({"action": "confirm"})), Duration::from_secs(305));
+        // tuicd waits up to 30 s for a GUI client's screenshot: more than the ordinary 10 s.
+        assert_eq!(call("ui", json!({"action": "screenshot"})), Duration::from_secs(305));
         assert_eq!(call("repo", json!({"action": "worktree_remove"})), Duration::from_secs(305));
         assert_eq!(call("session", json!({"action": "list"})), Duration::from_secs(10));
         assert_eq!(for_request("ping", None), Duration::from_secs(10));

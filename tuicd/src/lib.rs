@@ -11,6 +11,7 @@ mod github;
 mod http;
 pub mod limits;
 mod lock;
+mod log_ring;
 mod mcp;
 mod messaging;
 mod messaging_runtime;
@@ -25,6 +26,9 @@ mod state;
 mod ui;
 
 pub use server::{Daemon, Options};
+
+/// The tracing layer the binary adds so that MCP `debug action=logs` can read the daemon's recent log.
+pub use log_ring::layer as log_ring_layer;
 
 /// For the black-box tests: the `.tcap` capture format and the config deep merge they check the
 /// daemon against.

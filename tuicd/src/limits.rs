@@ -279,6 +279,37 @@ pub const WS_BATCH_BYTES: usize = 256 * 1024;
 /// which a flood keeps saturated.
 pub const SCREEN_PARSE_SHARE: u32 = 50;
 pub const SCREEN_PARSE_BURST: Duration = Duration::from_millis(10);
+
+/// `debug action=logs`: the daemon keeps its last this many tracing events in memory, and at most
+/// [`LOG_RING_BYTES`] of them (a burst of long messages evicts older events sooner); one event's
+/// message is cut at [`LOG_EVENT_MAX_BYTES`]. Enough to see what led up to a problem without
+/// holding a log file's worth of memory.
+pub const LOG_RING_EVENTS: usize = 1000;
+pub const LOG_RING_BYTES: usize = 512 * 1024;
+pub const LOG_EVENT_MAX_BYTES: usize = 4 * 1024;
+/// `debug action=logs` returns this many events when no `limit` is given.
+pub const LOG_READ_DEFAULT: usize = 50;
+/// `config` prompt libraries (`ai-prompts/`, `prompts/` in the config dir): a prompt's name is at
+/// most this long (it is a file name), its content at most this many bytes, and a library holds at
+/// most this many prompts (a save past it is refused; listing reads no more).
+pub const PROMPT_NAME_MAX_LEN: usize = 64;
+pub const PROMPT_MAX_BYTES: usize = 64 * 1024;
+pub const PROMPT_LIBRARY_MAX: usize = 500;
+/// `ui action=screenshot`: how long the asking call waits for a GUI client's PNG, the largest PNG
+/// accepted (its base64 fills the [`MAX_BODY_BYTES`] body), requests waiting at once, and how
+/// many screenshot files the config dir keeps (older ones are deleted as new ones arrive).
+pub const UI_SCREENSHOT_TIMEOUT: Duration = Duration::from_secs(30);
+pub const UI_SCREENSHOT_MAX_BYTES: usize = MAX_BODY_BYTES / 4 * 3 - 1024;
+pub const UI_SCREENSHOT_PENDING_MAX: usize = 8;
+pub const UI_SCREENSHOT_KEEP: usize = 20;
+/// `ui` toast, tab and confirm text: a title and a message a person reads at a glance, a tab id
+/// (clients key tabs by it), a tab URL, and a tab's inline HTML. Every event stays in the event
+/// history ([`EVENT_HISTORY`]), so a tab's HTML is held to a size the history can keep.
+pub const UI_TITLE_MAX_CHARS: usize = 200;
+pub const UI_MESSAGE_MAX_CHARS: usize = 4000;
+pub const UI_TAB_ID_MAX_LEN: usize = 64;
+pub const UI_TAB_URL_MAX_BYTES: usize = 4096;
+pub const UI_TAB_HTML_MAX_BYTES: usize = 64 * 1024;
 /// `ai_terminal_read_screen` lines: the seed's default and maximum.
 pub const AI_TERMINAL_LINES_DEFAULT: usize = 50;
 pub const AI_TERMINAL_LINES_MAX: usize = 500;

@@ -4,8 +4,10 @@
 //! [`merge`] applies partial updates and redacts secrets for responses; [`tls`] reads the TLS
 //! settings into a rustls server config.
 
+pub(crate) mod apply;
 pub(crate) mod merge;
 pub(crate) mod model;
+pub(crate) mod prompts;
 pub(crate) mod store;
 pub(crate) mod tls;
 

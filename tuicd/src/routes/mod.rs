@@ -19,4 +19,5 @@ pub(crate) mod stream;
 mod stream_direct;
 mod stream_encode;
 pub(crate) mod ui;
+pub(crate) mod ui_screenshot;
 pub(crate) mod worktrees;

@@ -87,6 +87,7 @@ pub(super) async fn route(app: App, caller: Caller, req: Request) -> Response {
         ["repo", "post-pr-review"] => methods!(&method, POST => routes::github::post_pr_review(&app, &caller, req)),
         ["ui", "confirms"] => methods!(&method, GET => routes::ui::list_confirms(&app)),
         ["ui", "confirm", id] => methods!(&method, POST => routes::ui::answer_confirm(&app, id, req)),
+        ["ui", "screenshot", id] => methods!(&method, POST => routes::ui_screenshot::answer(&app, id, req)),
         ["repos"] => methods!(&method,
             GET => routes::repos::list(&app),
             POST => routes::repos::add(&app, &caller, req),

@@ -8,6 +8,8 @@
 //! client drops the dialog. With nobody able to answer it returns at once instead of waiting.
 
 mod confirm;
+pub(crate) mod notice;
+pub(crate) mod screenshot;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -45,6 +47,8 @@ pub(crate) struct Ui {
     confirms: Mutex<confirm::Book>,
     /// Connected answerers per capability; a watch so a waiting confirm sees the last one leave.
     answerers: watch::Sender<HashMap<Capability, usize>>,
+    /// Screenshot requests waiting for a GUI client (see [`screenshot`]).
+    shots: Mutex<screenshot::Shots>,
 }
 
 impl std::fmt::Debug for Ui {
@@ -55,7 +59,12 @@ impl std::fmt::Debug for Ui {
 
 impl Ui {
     pub(crate) fn new(events: Arc<EventBus>) -> Self {
-        Self { events, confirms: Mutex::new(confirm::Book::default()), answerers: watch::Sender::new(HashMap::new()) }
+        Self {
+            events,
+            confirms: Mutex::new(confirm::Book::default()),
+            answerers: watch::Sender::new(HashMap::new()),
+            shots: Mutex::default(),
+        }
     }
 
     /// Counts the caller as an answerer of `caps` until the guard drops (its stream closed).

@@ -13,7 +13,7 @@ use crate::harness::*;
 use crate::mcp_client::ok;
 
 /// The native tools `tools/list` shows by default.
-const NATIVE_TOOLS: [&str; 5] = ["session", "agent", "task", "progress", "repo"];
+const NATIVE_TOOLS: [&str; 7] = ["session", "agent", "task", "progress", "repo", "ui", "plugin_dev_guide"];
 
 /// The bridge binary: `TUIC_BRIDGE_BIN`, else beside tuicd in the target dir (built by
 /// `cargo test -p tuicd -p tuic-bridge`, which builds every target before running tests).
@@ -169,10 +169,11 @@ async fn the_bridge_forwards_notifications_and_reports_an_endpoint_that_is_off()
     let daemon = Daemon::start().await;
     let mut bridge = Bridge::start(&daemon, None);
     bridge.initialize().await;
-    daemon.put("/config", json!({"disabled_native_tools": NATIVE_TOOLS})).await;
+    let every_tool: Vec<&str> = NATIVE_TOOLS.iter().copied().chain(["config", "debug"]).collect();
+    daemon.put("/config", json!({"disabled_native_tools": every_tool})).await;
     bridge.expect_notification("notifications/tools/list_changed").await;
     assert!(bridge.tool_names().await.is_empty());
-    daemon.put("/config", json!({"disabled_native_tools": [], "mcp_server_enabled": false})).await;
+    daemon.put("/config", json!({"disabled_native_tools": ["config", "debug"], "mcp_server_enabled": false})).await;
     bridge.expect_notification("notifications/tools/list_changed").await;
     let (is_error, error) =
         call_text(&bridge.ask("tools/call", json!({"name": "session", "arguments": {"action": "list"}})).await);

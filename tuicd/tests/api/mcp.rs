@@ -130,7 +130,7 @@ async fn the_get_stream_announces_tools_list_changed_after_a_config_change() {
     let daemon = Daemon::start().await;
     let session = initialize(&daemon, &[]).await.session().unwrap();
     let mut body = open_stream(&daemon, &session).await;
-    let all = ["session", "agent", "task", "progress", "repo", "config", "debug"];
+    let all = ["session", "agent", "task", "progress", "repo", "ui", "plugin_dev_guide", "config", "debug"];
     let (status, _) = daemon.put("/config", json!({"disabled_native_tools": all})).await;
     assert_eq!(status, StatusCode::OK);
     read_until(&mut body, "notifications/tools/list_changed", "list_changed arrives").await;
@@ -157,7 +157,11 @@ async fn tools_list_shows_the_session_tool_with_a_flat_derived_schema() {
     let listed = rpc(&daemon, "tools/list", json!({}), &[]).await;
     let tools = listed.body["result"]["tools"].as_array().unwrap().clone();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["session", "agent", "task", "progress", "repo"], "config and debug are hidden by default");
+    assert_eq!(
+        names,
+        ["session", "agent", "task", "progress", "repo", "ui", "plugin_dev_guide"],
+        "config and debug are hidden by default"
+    );
     let schema = &tools[0]["inputSchema"];
     assert_eq!(schema["type"], json!("object"));
     assert_eq!(schema["required"], json!(["action"]));

@@ -8,13 +8,17 @@
 pub(crate) mod action;
 pub(crate) mod agent;
 pub(crate) mod ai_terminal;
+pub(crate) mod config;
+pub(crate) mod debug;
 pub(crate) mod meta;
+pub(crate) mod plugin_dev_guide;
 pub(crate) mod progress;
 pub(crate) mod repo;
 pub(crate) mod repo_github;
 pub(crate) mod schema;
 pub(crate) mod session;
 pub(crate) mod task;
+pub(crate) mod ui;
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -94,6 +98,10 @@ pub(crate) fn registry() -> &'static [&'static ToolDef] {
         &task::TOOL,
         &progress::TOOL,
         &repo::TOOL,
+        &ui::TOOL,
+        &plugin_dev_guide::TOOL,
+        &config::TOOL,
+        &debug::TOOL,
         &ai_terminal::READ_SCREEN,
         &ai_terminal::SEND_INPUT,
         &ai_terminal::SEND_KEY,

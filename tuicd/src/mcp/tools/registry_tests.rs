@@ -61,6 +61,7 @@ async fn remote_callers_cannot_spawn_submit_or_cancel_and_learn_nothing_of_forei
 #[tokio::test]
 async fn an_unknown_action_is_an_error_naming_every_valid_action() {
     let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.json"), r#"{"disabled_native_tools": []}"#).unwrap();
     let app = test_app(dir.path());
     for tool in registry().iter().filter(|t| t.takes_action) {
         let result = call(registry(), local(&app), tool.name, Some(json!({"action": "frobnicate"}))).await.unwrap();
