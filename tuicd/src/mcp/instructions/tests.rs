@@ -202,7 +202,7 @@ fn instructions_do_not_repeat_what_tool_descriptions_say_and_descriptions_do_not
     let restated = format!("{}\n{SUBMIT_RULE}", tools);
     assert!(!repeated(&render(&context(CollapseMode::Off, false)), &restated).is_empty());
     let copied = format!(
-        "{}\n- wait: blocks until new mail arrives; prefer it to polling inbox.",
+        "{}\n- send: messages a peer; the inbox always keeps it and delivery_path says what else carried it.",
         render(&context(CollapseMode::Off, false))
     );
     assert!(!repeated(&copied, &tools).is_empty());

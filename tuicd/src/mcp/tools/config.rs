@@ -16,7 +16,7 @@ pub(crate) const NAME: &str = "config";
 
 pub(crate) const DESCRIPTION: &str = "tuicd's configuration (config.json) and prompt libraries. Secrets are never shown: a *_exists boolean says whether one is set.
 
-- save: deep-merges `config` onto the live config (omitted fields keep their values); changed remote-access settings restart the TCP listener.
+- save: deep-merges `config` onto the live config; changed remote-access settings restart the TCP listener.
 - list_ai_prompts: prompts tuic's own AI features use; list_prompts: the user's saved prompts for agents.";
 
 pub(crate) static TOOL: ToolDef = ToolDef {

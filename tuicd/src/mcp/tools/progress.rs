@@ -13,7 +13,7 @@ use crate::limits::PROGRESS_TEXT_MAX_CHARS;
 pub(crate) const NAME: &str = "progress";
 
 pub(crate) const DESCRIPTION: &str = "Report progress to the journal tuicd keeps per project (repo action=progress_list): \
-a step finished, or you are blocked and need help. Call it from inside a tuicd PTY, which names your project and you. \
+a step finished, or you are blocked and need help. Call it from a tuicd PTY, which names your project and you. \
 Intent entries come from intent: markers.";
 
 pub(crate) static TOOL: ToolDef = ToolDef {

@@ -14,19 +14,19 @@ use crate::agent_runtime::journal::{Entry, Filter};
 
 pub(crate) const NAME: &str = "repo";
 
-pub(crate) const DESCRIPTION: &str = "Repositories and their shared progress journal.
+pub(crate) const DESCRIPTION: &str = "Repositories, worktrees, GitHub (via gh) and the progress journal.
 
 - list: registered repositories.
-- active: the caller's PTY repo, else the most recently used.
-- status: branch, ahead/behind, dirty counts, last commit (no path: every registered repo).
+- active: your PTY's repository, else the most recently used.
+- status: branch, ahead/behind, dirty counts, last commit (no path: every registered one).
 - worktree_list: linked worktrees.
-- worktree_create: a linked worktree at <repo>__wt/<branch>; never run git worktree add yourself.
-- worktree_remove: refuses uncommitted work unless force (which a person confirms).
-- progress_list: journal entries, oldest first (at most the newest 1000); ts is ms since the epoch.
-- prs: open pull requests with a CI summary, through gh.
-- issues: issues, through gh.
-- close_issue: runs once a person confirms it on a UI client.
-- reopen_issue: likewise.";
+- worktree_create: a linked worktree at <repo>__wt/<branch>.
+- worktree_remove: refuses uncommitted work unless force (a person confirms).
+- progress_list: journal entries, oldest first (the newest 1000); ts in ms.
+- prs: open pull requests with CI.
+- issues: the newest 50.
+- close_issue: once a person confirms.
+- reopen_issue: once a person confirms.";
 
 pub(crate) static TOOL: ToolDef = ToolDef {
     name: NAME,

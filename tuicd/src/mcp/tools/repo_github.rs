@@ -17,14 +17,14 @@ const ISSUES_LIMIT: u32 = 50;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Prs {
-    /// A registered repository.
+    /// A repository (absolute; any directory in it).
     pub path: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Issues {
-    /// A registered repository.
+    /// A repository (absolute; any directory in it).
     pub path: String,
     /// open (default), closed or all.
     pub state: Option<String>,
@@ -33,7 +33,7 @@ pub(crate) struct Issues {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct IssueNumber {
-    /// A registered repository.
+    /// A repository (absolute; any directory in it).
     pub path: String,
     /// Issue number.
     pub number: u64,

@@ -13,8 +13,8 @@ use crate::state::App;
 
 pub(crate) const NAME: &str = "task";
 
-pub(crate) const DESCRIPTION: &str = "Task handles from agent action=spawn, for work longer than one wait. \
-Status: working, input_required (its agent asks a question), then completed (exit 0), failed (non-zero) or cancelled, which never change. Only the spawner may read one; kept 24 h.
+pub(crate) const DESCRIPTION: &str = "Task handles from agent action=spawn. \
+Status: working, input_required (a question), then completed (exit 0), failed or cancelled, which are final. Only the spawner reads one; kept 24 h.
 
 - get: whether a spawned task finished, and its result.
 - cancel: marks it cancelled; the agent keeps running (close its session to stop it).";

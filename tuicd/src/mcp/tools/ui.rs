@@ -21,9 +21,9 @@ pub(crate) const NAME: &str = "ui";
 pub(crate) const DESCRIPTION: &str = "Reach the person through the connected UI clients (the GUI, /mobile).
 
 - toast: a notification; sound=true plays the level's sound.
-- tab: opens html, or a url (http(s), file, tuic://edit/, tuic://open/; no other scheme).
-- confirm: asks yes or no and waits up to 300 s: {confirmed, reason?}. Refused at once when no client can answer.
-- screenshot: a PNG of the GUI window, saved to a file: {path}.";
+- tab: opens html or a url (http(s), file, tuic://edit/, tuic://open/).
+- confirm: asks yes or no, up to 300 s: {confirmed, reason?}; refused at once if no client can answer.
+- screenshot: the GUI window as a PNG file: {path}.";
 
 pub(crate) static TOOL: ToolDef = ToolDef {
     name: NAME,
@@ -60,13 +60,13 @@ fn sound_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct TabParams {
-    /// The tab's id; a tab with the same id is replaced (default: a new one).
+    /// Replaces the tab with this id (default: a new tab).
     id: Option<String>,
     /// A short title (at most 200 characters).
     title: String,
     /// HTML to show (at most 64 KiB); or url.
     html: Option<String>,
-    /// http(s):// or file:// (a sandboxed frame), tuic://edit/<path>?line=N (an editor; // before an absolute path; relative to the repo), tuic://open/<path> (a preview).
+    /// http(s)://, file://, tuic://edit/<path>?line=N or tuic://open/<path>.
     url: Option<String>,
     /// Keep the tab open across restarts (default false).
     pinned: Option<bool>,

@@ -15,8 +15,7 @@ use crate::messaging_runtime::view::View;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct Register {
-    /// The identity (a UUID; omitted: the bound or a generated one). Your real $TUIC_SESSION
-    /// repairs an invented identity, mail included.
+    /// Your identity UUID (omitted: the bound or a generated one).
     pub tuic_session: Option<String>,
     /// Display name shown to peers (omitted: kept).
     pub name: Option<String>,
@@ -24,7 +23,7 @@ pub(super) struct Register {
     pub project: Option<String>,
     /// Declares (true) or drops (false) the orchestrator role.
     pub orchestrator: Option<bool>,
-    /// The identity (UUID) this one replaces after a reconnect: its mail moves here unless it owns a live terminal.
+    /// The identity this one replaces after a reconnect (its mail moves here).
     pub replaces: Option<String>,
 }
 
@@ -47,7 +46,7 @@ pub(super) struct Send {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(super) struct Inbox {
-    /// After this cursor (omitted: your read position; 0: all, position kept).
+    /// After this cursor (omitted: your read position).
     pub since: Option<u64>,
     /// Most messages (default 50).
     #[schemars(range(min = 1, max = 100))]
@@ -62,8 +61,7 @@ pub(super) struct Wait {
     /// ms to wait (default 60000; 300000 and above run as 295000).
     #[schemars(range(min = 1, max = 300000))]
     pub timeout_ms: Option<u64>,
-    /// Spawned sessions or task_ids: blocks until each completes, asks or exits; answers each
-    /// one's status, state and output tail, plus your mail. No register needed.
+    /// Spawned sessions or task_ids: each one's status, state and output tail once all are done.
     pub sessions: Option<Vec<String>>,
 }
 

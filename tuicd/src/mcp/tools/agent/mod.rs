@@ -15,18 +15,18 @@ use messaging::{Inbox, ListPeers, Register, Send, Wait};
 
 pub(crate) const NAME: &str = "agent";
 
-pub(crate) const DESCRIPTION: &str = "AI coding agents in tuicd terminals: launch them, count them, and let them message each other. \
+pub(crate) const DESCRIPTION: &str = "AI coding agents in tuicd terminals, and their messages. \
 Spawning and messaging are loopback only.
 
-- spawn: launches an agent CLI with a prompt in a new terminal. The prompt is always delivered: as the last argument (or where one says {prompt}), or typed in once a prefill-only TUI (codex, opencode) is idle (not within 30 s: agent-prompt-undelivered on /events). The child gets a peer identity and inbox at once; if you are registered it is your child, and its idle, completed and exited transitions reach your inbox as state_change mail. Poll its task_id with the task tool.
-- detect: agent CLIs installed on the daemon's PATH.
-- stats: how many agents run, per agent kind and state.
-- metrics: daemon counters since it started.
-- register: names your peer identity (a bridge in a tuic terminal is already bound to its $TUIC_SESSION).
+- spawn: an agent CLI with its prompt in a new terminal; the prompt always arrives (as an argument, or typed once a codex or opencode TUI is idle). If you are registered, its idle, completed and exited transitions reach your inbox. Poll task_id with the task tool.
+- detect: agent CLIs on the daemon's PATH.
+- stats: how many agents run, per kind and state.
+- metrics: counters since the daemon started.
+- register: names your peer identity.
 - list_peers: who you can message: registered peers, oldest first; an alias or session_id is an address too.
-- send: messages a peer. The inbox always keeps it; delivery_path says what else carried it (a waiter, a channel push, the idle agent's terminal, or a wake notice for orchestrators).
-- inbox: reads your messages; reading acknowledges.
-- wait: blocks until new mail arrives (a burst comes back whole); prefer it to polling inbox. With sessions: until each of them has an outcome.";
+- send: messages a peer; the inbox always keeps it and delivery_path says what else carried it.
+- inbox: your messages; reading acknowledges.
+- wait: blocks until new mail (a burst comes back whole); prefer it to polling. With sessions: until each has an outcome.";
 
 pub(crate) static TOOL: ToolDef = ToolDef {
     name: NAME,

@@ -13,8 +13,7 @@ use crate::messaging::TransportId;
 pub(super) struct Spawn {
     /// The task for the agent (not empty).
     pub prompt: String,
-    /// claude, codex, gemini, aider, opencode, ... (see action=detect): the binary (unless
-    /// binary_path) and how its screen is read.
+    /// claude, codex, gemini, aider, opencode, ... (see action=detect).
     pub agent_type: Option<String>,
     /// An executable: an absolute path or a name in PATH.
     pub binary_path: Option<String>,

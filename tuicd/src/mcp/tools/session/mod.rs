@@ -17,22 +17,22 @@ use params::{Create, Input, List, Output, Resize, Target, Wait};
 
 pub(crate) const NAME: &str = "session";
 
-pub(crate) const DESCRIPTION: &str = "Terminals (PTY sessions) owned by tuicd: list, create, write to, read, wait on and stop them. \
+pub(crate) const DESCRIPTION: &str = "Terminals (PTY sessions) owned by tuicd. \
 Actions that start, write to or stop processes are loopback only.
 
 - list: every open session; is_caller marks yours (never end it).
-- create: starts a shell or program in a new terminal.
-- input: types text into the terminal and/or a special key (enter, ctrl+c...) in one raw write; no Enter is added. To a prefill-only agent (codex, opencode), text plus enter goes in framed. Proves the write only.
-- submit: sends a prompt or command to an agent and presses Enter in one framed write, then waits for output (an acknowledgement, not task success). A busy, unconfirmed or questioning agent or a non-empty composer is refused before any byte, with the reason. Never queues.
-- output: what the terminal printed; text strips ANSI (cursors count lines), raw keeps it (cursors count bytes). Only what is new with since_cursor. Works on exited sessions while retained.
-- status: a session's state and its agent's (working, confirmed idle or waiting on a question; turn, suggested actions, composer).
-- wait: blocks until idle or exited; prefer it to polling. A detected agent's idle is confirmed (a marker, a stable ready prompt or an open question), not mere quiet.
-- resize: sets its size in rows and cols.
+- create: a shell or program in a new terminal.
+- input: types text and/or a special key (enter, ctrl+c...) into the terminal in one raw write; no Enter added (framed for codex, opencode). Proves the write only.
+- submit: sends a prompt or command to an agent's terminal and presses Enter in one framed write, then waits for output (not task success). Refused before any byte, with the reason, unless the agent is confirmed idle with an empty composer. Never queues.
+- output: what the terminal printed: text (cursors count lines) or raw (cursors count bytes); since_cursor for only what is new, also after exit.
+- status: its state and its agent's (waiting on a question, idle confirmation, turn, composer).
+- wait: waits until idle or exit; prefer it to polling. An agent's idle is confirmed, not mere quiet.
+- resize: sets the terminal size in rows and cols.
 - close: SIGHUP, then SIGKILL; refuses your own session; idempotent.
-- kill: ends a session at once.
-- pause: stops reading its output (the child blocks when the PTY fills).
-- resume: reads a paused session again.
-- process_stats: CPU% and memory (RSS) of tuicd and each session's processes.";
+- kill: ends it at once.
+- pause: stops reading its output.
+- resume: reads it again.
+- process_stats: CPU% and RSS of tuicd and each session.";
 
 pub(crate) static TOOL: ToolDef = ToolDef {
     name: NAME,
