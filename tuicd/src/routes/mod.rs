@@ -7,6 +7,7 @@ pub(crate) mod compose;
 pub(crate) mod config;
 pub(crate) mod events;
 pub(crate) mod health;
+pub(crate) mod mobile;
 pub(crate) mod monitor;
 pub(crate) mod sessions;
 pub(crate) mod stream;

@@ -66,6 +66,8 @@ pub(super) async fn route(app: App, caller: Caller, req: Request) -> Response {
             GET => routes::capture::get(&app),
             POST => routes::capture::set(&app, &caller, req),
         ),
+        ["mobile"] => methods!(&method, GET => routes::mobile::page()),
+        ["mobile", file] => methods!(&method, GET => routes::mobile::asset(file)),
         _ => Err(ApiError::NotFound(format!("no route for {path}"))),
     };
     result.unwrap_or_else(ApiError::into_response)

@@ -20,6 +20,7 @@ mod mcp;
 mod mcp_client;
 mod mcp_session_tool;
 mod mcp_tools_list;
+mod mobile;
 mod monitor;
 mod netns;
 mod peers;
