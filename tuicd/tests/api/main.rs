@@ -33,3 +33,4 @@ mod sessions;
 mod stream;
 mod stream_close;
 mod task_owner;
+mod ui_confirm;
