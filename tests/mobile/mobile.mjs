@@ -4,6 +4,7 @@
 // Prints one line per check and "N passed, M failed"; exits non-zero on any failure.
 import { spawn, execFileSync } from "node:child_process";
 import fs from "node:fs";
+import http from "node:http";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -60,6 +61,8 @@ async function run() {
   });
 
   await check("a session created while the page is open appears (SSE)", async () => {
+    // The page holds /events open as a confirm answerer, so it hears session-created at once.
+    await until("the page's /events stream", async () => (await api("GET", "/ui/confirms")).answerers.confirm === 1);
     await create({ display_name: "phone-late", shell: "/bin/sh", args: ["-c", "exec sleep 60"] });
     await page.locator("#sessions").getByText("phone-late").waitFor({ timeout: DEADLINE_MS });
   });
@@ -95,6 +98,20 @@ async function run() {
     await page.screenshot({ path: path.join(shots, "mobile-choices.png") });
     await page.locator("#chips button.choice").getByText("1. Yes").tap();
     await waitPty(agent, "picked:1");
+  });
+
+  await check("a ui confirm asked by an agent is answered on the phone", async () => {
+    const tools = await mcp("tools/list", {});
+    if (!tools.result.tools.some((t) => t.name === "ui")) throw new Error("this build has no MCP ui tool to ask with");
+    const asked = mcp("tools/call", { name: "ui", arguments: { action: "confirm", title: "Delete the build cache?",
+      message: "target/ holds 3 GB" } });
+    await page.locator("#confirm").getByText("Delete the build cache?").waitFor({ timeout: DEADLINE_MS });
+    await page.screenshot({ path: path.join(shots, "mobile-confirm.png") });
+    await page.locator("#confirm-yes").tap();
+    const answer = await asked;
+    const text = answer.result && answer.result.content[0].text;
+    if (answer.result.isError || JSON.parse(text).confirmed !== true) throw new Error(`the agent got ${JSON.stringify(answer)}`);
+    await page.locator("#confirm").waitFor({ state: "hidden", timeout: DEADLINE_MS });
   });
 
   await check("a session that exits while viewed says so and stops taking input", async () => {
@@ -202,6 +219,28 @@ async function api(method, route, body) {
   return json;
 }
 
+/** One JSON-RPC call to /mcp over the Unix socket, as a local agent makes it. */
+function mcp(method, params) {
+  const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method, params });
+  return new Promise((resolve, reject) => {
+    const request = http.request({ socketPath: path.join(dir, "mcp.sock"), path: "/mcp", method: "POST", headers: {
+      "content-type": "application/json", accept: "application/json, text/event-stream",
+      "content-length": Buffer.byteLength(body) } }, (response) => {
+      let data = "";
+      response.on("data", (chunk) => (data += chunk));
+      response.on("end", () => {
+        try {
+          resolve(JSON.parse(data));
+        } catch {
+          reject(new Error(`/mcp answered ${response.statusCode}: ${data}`));
+        }
+      });
+    });
+    request.on("error", reject);
+    request.end(body);
+  });
+}
+
 async function create(body) {
   return (await api("POST", "/sessions", { cwd: dir, ...body })).session_id;
 }
@@ -211,14 +250,23 @@ async function waitText(page, selector, text) {
     { timeout: DEADLINE_MS });
 }
 
+/** Polls `ok` until it answers true, or fails naming `what` after the deadline. */
+async function until(what, ok) {
+  const deadline = Date.now() + DEADLINE_MS;
+  for (let pause = 20; ; pause = Math.min(pause * 2, 200)) {
+    if (await ok()) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, pause));
+  }
+}
+
 /** Waits until the session's own output (read over the API, not the page) shows `text`. */
 async function waitPty(id, text) {
-  const until = Date.now() + DEADLINE_MS;
-  for (let pause = 20; ; pause = Math.min(pause * 2, 200)) {
-    const out = await api("GET", `/sessions/${id}/output?format=text`);
-    if (out.data.includes(text)) return;
-    if (Date.now() > until) throw new Error(`the PTY never showed ${JSON.stringify(text)}:\n${out.data.slice(-400)}`);
-    await new Promise((resolve) => setTimeout(resolve, pause));
+  let last = "";
+  try {
+    await until(JSON.stringify(text), async () => (last = (await api("GET", `/sessions/${id}/output?format=text`)).data).includes(text));
+  } catch (error) {
+    throw new Error(`the PTY never showed ${JSON.stringify(text)}:\n${last.slice(-400)}`);
   }
 }
 

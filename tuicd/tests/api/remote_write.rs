@@ -96,6 +96,12 @@ async fn a_person_on_another_host_writes_to_a_session_but_remote_agents_and_life
     assert!(stdout.starts_with("HTTP/1.1 101"), "upgrade: {stdout} {}", String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "the remote WebSocket never saw its own input echoed: {stdout}");
 
+    // Confirms are the person's to answer from there too: an unknown id is not found, not refused.
+    let answer = format!("{base}/ui/confirm/confirm-none");
+    let (code, refused) =
+        curl(&host, &["-u", "me:right", "-H", json_header, "--data", r#"{"confirmed":true}"#, &answer]).await;
+    assert_eq!((code, refused["code"].as_str()), (404, Some("not_found")), "{refused}");
+
     // A wrong password writes nothing.
     let body = json!({"data": "intruder\n"}).to_string();
     let (code, _) = curl(&host, &["-u", "me:wrong", "-H", json_header, "--data", &body, &write]).await;

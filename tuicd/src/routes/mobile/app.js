@@ -408,9 +408,9 @@ async function answer(confirmed) {
 
 async function loadConfirms() {
   try {
-    for (const request of await api("GET", "/ui/confirms")) addConfirm(request);
+    for (const request of (await api("GET", "/ui/confirms")).confirms) addConfirm(request);
   } catch (error) {
-    if (error.status !== 404) failed(error);
+    failed(error);
   }
 }
 
