@@ -280,9 +280,11 @@ async function openSession(id) {
   renderChips(null);
   renderMeta();
   try {
-    // The byte cursor first, then the text history: live output resumes from that cursor.
-    const info = await api("GET", `/sessions/${enc(id)}`);
-    const history = await api("GET", `/sessions/${enc(id)}/output?format=text&limit=${MAX_LINES}`);
+    // The byte cursor and the text history in one round trip (a slow network's round trips are
+    // what a phone waits on); live output resumes from that cursor, so a line written between
+    // the two reads may show twice.
+    const [info, history] = await Promise.all([api("GET", `/sessions/${enc(id)}`),
+      api("GET", `/sessions/${enc(id)}/output?format=text&limit=${MAX_LINES}`)]);
     if (opened !== app.opened) return;
     app.current.screen = new TextScreen(history.data);
     app.current.cursor = info.total_written;
