@@ -74,6 +74,15 @@ async function run() {
     await waitText(page, "#output", "got:from-the-desk");
   });
 
+  await check("output reads as text: escapes dropped, CR rewrites the line, a sequence split across frames waits", async () => {
+    const text = await page.evaluate(() => {
+      const screen = new TextScreen("history");
+      for (const frame of ["\r\na\x1b[31mred\x1b[0m\r\nx", "\x1b]0;ti", "tle\x07y\x1b[", "2Kz\rZ\tq"]) screen.feed(frame);
+      return screen.text();
+    });
+    if (text !== "history\nared\nZyz     q") throw new Error(JSON.stringify(text));
+  });
+
   await check("a quick-reply chip reaches the PTY", async () => {
     await page.locator("#chips").getByText("Yes", { exact: true }).tap();
     await waitPty(shell, "got:y");

@@ -174,7 +174,7 @@ function renderQuestion() {
 
 // Terminal output as plain lines: escape sequences dropped, CR returns to the line start, LF
 // starts a line. Full-screen programs come out garbled, but an agent's transcript reads well.
-const ESCAPE = /\x1b(?:\][^\x07\x1b]*(?:\x07|\x1b\\)|\[[0-?]*[ -/]*[@-~]|[P^_X][^\x1b]*\x1b\\|[()*+].|[ -/]*[0-~])/g;
+const ESCAPE = /\x1b(?:\][^\x07\x1b]*(?:\x07|\x1b\\)|\[[0-?]*[ -/]*[@-~]|[P^_X][^\x1b]*\x1b\\|[()*+].|[ -/]*[0-OQ-WYZ\\`-~])/g;
 const WHOLE_ESCAPE = new RegExp(`^(?:${ESCAPE.source})`);
 
 class TextScreen {
@@ -199,7 +199,7 @@ class TextScreen {
         this.col = 0;
       } else if (part === "\r") this.col = 0;
       else if (part === "\b") this.col = Math.max(0, this.col - 1);
-      else if (part === "\t") this.put(" ".repeat(8 - (this.col % 8)));
+      else if (part === "\t") this.tab();
       else if (part) this.put(part.replace(/[\x00-\x1f\x7f]/g, ""));
     }
     if (this.lines.length > MAX_LINES) this.lines.splice(0, this.lines.length - MAX_LINES);
@@ -210,6 +210,13 @@ class TextScreen {
     const line = this.lines[last];
     this.lines[last] = line.slice(0, this.col).padEnd(this.col) + text + line.slice(this.col + text.length);
     this.col += text.length;
+  }
+
+  // A tab moves to the next stop of 8 and writes nothing over what it passes.
+  tab() {
+    const last = this.lines.length - 1;
+    this.col += 8 - (this.col % 8);
+    this.lines[last] = this.lines[last].padEnd(this.col);
   }
 
   text() {
@@ -297,6 +304,9 @@ async function openSession(id) {
     else failed(error);
   }
 }
+
+// `session-closed` reasons; the WebSocket's `exit` frame, when it comes first, also has the code.
+const CLOSED = { explicit_close: "The session was closed.", shutdown: "The daemon shut down." };
 
 function exitText(code) {
   return code == null ? "The session has exited." : `The session has exited (code ${code}).`;
@@ -429,7 +439,7 @@ function listen() {
   events.addEventListener("session-created", poll);
   events.addEventListener("session-closed", (e) => {
     const closed = JSON.parse(e.data);
-    if (app.current && closed.session_id === app.current.id) showEnded("The session has closed.");
+    if (app.current && closed.session_id === app.current.id) showEnded(CLOSED[closed.reason] || exitText(null));
     poll();
   });
   events.addEventListener("ui-confirm-requested", (e) => addConfirm(JSON.parse(e.data)));
