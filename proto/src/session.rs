@@ -61,6 +61,9 @@ pub struct SessionInfo {
     pub tuic_session: String,
     pub alias: String,
     pub cwd: String,
+    /// The git work tree the session started in (its top level); omitted outside any repository.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
     pub shell: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub display_name: Option<String>,

@@ -279,3 +279,25 @@ pub const WS_BATCH_BYTES: usize = 256 * 1024;
 /// which a flood keeps saturated.
 pub const SCREEN_PARSE_SHARE: u32 = 50;
 pub const SCREEN_PARSE_BURST: Duration = Duration::from_millis(10);
+/// `ai_terminal_read_screen` lines: the seed's default and maximum.
+pub const AI_TERMINAL_LINES_DEFAULT: usize = 50;
+pub const AI_TERMINAL_LINES_MAX: usize = 500;
+/// `ai_terminal_drive_agent` lines returned by default.
+pub const AI_TERMINAL_DRIVE_LINES_DEFAULT: usize = 80;
+/// Text an `ai_terminal` read considers: enough for 500 long lines, bounded for the regex.
+pub const AI_TERMINAL_TEXT_MAX_BYTES: usize = 256 * 1024;
+/// `ai_terminal_wait_for` defaults: the seed's 10 s and 500 ms of stable screen.
+pub const AI_TERMINAL_WAIT_DEFAULT_MS: u64 = 10_000;
+pub const AI_TERMINAL_STABILITY_DEFAULT_MS: u64 = 500;
+/// `ai_terminal_drive_agent` waits this long for the turn by default.
+pub const AI_TERMINAL_DRIVE_DEFAULT_MS: u64 = 30_000;
+/// `ai_terminal_run_command`: the seed's 2 min default. Its 10 min maximum is held to the request
+/// deadline: one call answers within [`WAIT_EFFECTIVE_MAX`], so a longer request runs that long.
+pub const AI_TERMINAL_RUN_DEFAULT_MS: u64 = 120_000;
+pub const AI_TERMINAL_RUN_MAX_MS: u64 = 600_000;
+/// Captured output per stream of `ai_terminal_run_command`; the rest is counted, not kept.
+pub const AI_TERMINAL_RUN_OUTPUT_MAX: usize = 1024 * 1024;
+/// Text an agent may send in one `ai_terminal_send_input` / `drive_agent` command.
+pub const AI_TERMINAL_INPUT_MAX_BYTES: usize = 64 * 1024;
+/// Compiled size of an `ai_terminal` regex (`wait_for`, `drive_agent` wait_pattern).
+pub const AI_TERMINAL_REGEX_SIZE: usize = 1024 * 1024;

@@ -43,6 +43,8 @@ pub(crate) struct Shared {
     pub peers: crate::messaging_runtime::Peers,
     /// Requests a connected UI client answers for a person: confirmations (see [`crate::ui`]).
     pub ui: Arc<crate::ui::Ui>,
+    /// The registered repositories (see [`crate::repos`]).
+    pub repos: Arc<crate::repos::Repos>,
     /// Flips to true once when the daemon starts shutting down; long-lived streams end on it.
     pub shutdown: watch::Receiver<bool>,
     pub request_timeout: Duration,
@@ -67,6 +69,7 @@ impl Shared {
         // The agent engine attaches to every session from outside the session core.
         sessions.set_attach_factory(crate::agent_runtime::attach_factory(events.clone(), agents.edges.clone()));
         let ui = Arc::new(crate::ui::Ui::new(events.clone()));
+        let repos = Arc::new(crate::repos::Repos::load(&config_dir));
         Self {
             sessions,
             config,
@@ -80,6 +83,7 @@ impl Shared {
             agents,
             peers: Default::default(),
             ui,
+            repos,
             shutdown,
             request_timeout,
             port_override,

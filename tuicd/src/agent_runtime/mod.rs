@@ -29,6 +29,7 @@
 mod attach;
 pub(crate) mod channels;
 pub(crate) mod journal;
+pub(crate) mod loops;
 pub(crate) mod probe;
 pub(crate) mod progress;
 pub(crate) mod spawn;

@@ -21,6 +21,8 @@ pub(crate) struct AgentsState {
     /// Opened on first use under the config dir.
     journal: Mutex<Option<Journal>>,
     pub counters: AgentCounters,
+    /// The sessions an `ai_terminal_drive_agent` loop is driving now.
+    pub loops: std::sync::Arc<super::loops::DriveLoops>,
     /// Where the sessions' lifecycle edges go, installed once by the layer that consumes them.
     pub edges: std::sync::Arc<std::sync::OnceLock<super::EdgeSink>>,
 }

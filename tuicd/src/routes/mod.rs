@@ -9,6 +9,7 @@ pub(crate) mod events;
 pub(crate) mod health;
 pub(crate) mod mobile;
 pub(crate) mod monitor;
+pub(crate) mod repos;
 pub(crate) mod sessions;
 pub(crate) mod stream;
 mod stream_direct;

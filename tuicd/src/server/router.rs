@@ -70,6 +70,11 @@ pub(super) async fn route(app: App, caller: Caller, req: Request) -> Response {
         ["mobile", file] => methods!(&method, GET => routes::mobile::asset(file)),
         ["ui", "confirms"] => methods!(&method, GET => routes::ui::list_confirms(&app)),
         ["ui", "confirm", id] => methods!(&method, POST => routes::ui::answer_confirm(&app, id, req)),
+        ["repos"] => methods!(&method,
+            GET => routes::repos::list(&app),
+            POST => routes::repos::add(&app, &caller, req),
+            DELETE => routes::repos::remove(&app, &caller, req),
+        ),
         _ => Err(ApiError::NotFound(format!("no route for {path}"))),
     };
     result.unwrap_or_else(ApiError::into_response)

@@ -52,10 +52,15 @@ pub(super) fn parse(alias: &str) -> Option<(&str, u64)> {
     Some((prefix, number.parse().ok()?))
 }
 
+/// The top level of the git work tree holding `cwd` (the nearest directory with a `.git`).
+pub(super) fn repo_root(cwd: &Path) -> Option<&Path> {
+    cwd.ancestors().find(|dir| dir.join(".git").exists())
+}
+
 /// The repository root's directory name: a multi-word name gives the first character of each
 /// segment (`tui-commander` -> `tc`), a single word its first two characters (`tuicommander` -> `tu`).
 pub(super) fn prefix_for(cwd: &Path) -> String {
-    let Some(root) = cwd.ancestors().find(|dir| dir.join(".git").exists()) else {
+    let Some(root) = repo_root(cwd) else {
         return NO_REPO_PREFIX.into();
     };
     let name = root.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();

@@ -92,6 +92,8 @@ pub(crate) struct Session {
     pub display_name: Option<String>,
     pub agent_type: Option<String>,
     pub cwd: PathBuf,
+    /// The git work tree the session started in (its top level, canonical), if any.
+    pub repo: Option<PathBuf>,
     pub shell: String,
     pub pid: Option<u32>,
     pub created: SystemTime,
@@ -200,6 +202,7 @@ impl Session {
             display_name: identity.display_name,
             agent_type: identity.agent_type,
             cwd: plan.cwd.clone(),
+            repo: super::alias::repo_root(&plan.cwd).map(|r| std::fs::canonicalize(r).unwrap_or_else(|_| r.to_owned())),
             shell: plan.shell.clone(),
             pid: child.id(),
             created: SystemTime::now(),

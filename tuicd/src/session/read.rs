@@ -214,6 +214,16 @@ impl Session {
         (Some(if Instant::now() < idle_at { ShellState::Busy } else { ShellState::Idle }), Some(idle_at))
     }
 
+    /// Changes each time the screen follower has read more output (the screen model moved on).
+    pub(crate) fn screen_progress(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.screen_cursor.subscribe()
+    }
+
+    /// Whether the program drew on the alternate screen (a full-screen program: vim, less, a TUI).
+    pub(crate) fn alternate_screen(&self) -> bool {
+        self.term().screen.alternate_screen()
+    }
+
     pub(crate) fn shell_family(&self) -> Option<ShellFamily> {
         if self.lock().exit.is_some() {
             return None;
@@ -248,6 +258,7 @@ impl Session {
             tuic_session: self.tuic_session.clone(),
             alias: self.alias.clone(),
             cwd: self.cwd.display().to_string(),
+            repo: self.repo.as_ref().map(|r| r.display().to_string()),
             shell: self.shell.clone(),
             display_name: self.display_name.clone(),
             agent_type: self.agent_type.clone(),

@@ -14,7 +14,9 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::watch;
 
-pub(crate) use confirm::{AnswerError, ConfirmOutcome, ConfirmRequest, PendingConfirm};
+// `ConfirmOutcome` is named by the gated operations that match on it.
+#[allow(unused_imports)]
+pub(crate) use confirm::{AnswerError, ConfirmOutcome, ConfirmRequest};
 
 use crate::events::EventBus;
 use crate::lock::Recover;

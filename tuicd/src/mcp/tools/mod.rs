@@ -7,6 +7,7 @@
 
 pub(crate) mod action;
 pub(crate) mod agent;
+pub(crate) mod ai_terminal;
 pub(crate) mod progress;
 pub(crate) mod repo;
 pub(crate) mod schema;
@@ -83,7 +84,21 @@ pub(crate) fn supports_tasks(tool: &str) -> bool {
 
 /// Every native tool, in `tools/list` order.
 pub(crate) fn registry() -> &'static [&'static ToolDef] {
-    static REGISTRY: &[&ToolDef] = &[&session::TOOL, &agent::TOOL, &task::TOOL, &progress::TOOL, &repo::TOOL];
+    static REGISTRY: &[&ToolDef] = &[
+        &session::TOOL,
+        &agent::TOOL,
+        &task::TOOL,
+        &progress::TOOL,
+        &repo::TOOL,
+        &ai_terminal::READ_SCREEN,
+        &ai_terminal::SEND_INPUT,
+        &ai_terminal::SEND_KEY,
+        &ai_terminal::WAIT_FOR,
+        &ai_terminal::GET_STATE,
+        &ai_terminal::GET_CONTEXT,
+        &ai_terminal::DRIVE_AGENT,
+        &ai_terminal::RUN_COMMAND,
+    ];
     REGISTRY
 }
 
@@ -138,6 +153,7 @@ pub(crate) fn enabled<'a>(registry: &'a [&'static ToolDef], config: &AppConfig) 
         .copied()
         .filter(|t| !config.disabled_native_tools.iter().any(|d| d == t.name))
         .filter(|t| config.progress_tracking || t.name != progress::NAME)
+        .filter(|t| config.ai_terminal_mcp_enabled || !ai_terminal::is_ai_terminal(t.name))
         .collect()
 }
 
@@ -255,6 +271,11 @@ fn resolve(
         return Err(RpcError::invalid_params(
             "Tool 'progress' is disabled by configuration (progress_tracking is false)",
         ));
+    }
+    if ai_terminal::is_ai_terminal(name) && !config.ai_terminal_mcp_enabled {
+        return Err(RpcError::invalid_params(format!(
+            "Tool '{name}' is disabled by configuration (set ai_terminal_mcp_enabled to true to use it)"
+        )));
     }
     if config.disabled_native_tools.iter().any(|d| d == name) {
         return Err(RpcError::invalid_params(format!(

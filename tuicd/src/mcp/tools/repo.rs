@@ -3,6 +3,8 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+mod registry;
+
 use super::action::action;
 use super::{CallContext, ToolDef, ToolError, run_blocking};
 use crate::agent_runtime::journal::{Entry, Filter};
@@ -11,13 +13,19 @@ pub(crate) const NAME: &str = "repo";
 
 pub(crate) const DESCRIPTION: &str = "Repositories and their shared progress journal.
 
+- list: the registered repositories (register one with POST /repos).
+- active: the caller's repository: its PTY's, else the most recently used; {active:null} if none.
 - progress_list: journal entries, oldest first (at most the newest 1000); ts is ms since the epoch.";
 
 pub(crate) static TOOL: ToolDef = ToolDef {
     name: NAME,
     description: DESCRIPTION,
     takes_action: true,
-    actions: &[action!(NAME, "progress_list", ProgressList => async progress_list, loopback: false, blocks: true)],
+    actions: &[
+        action!(NAME, "progress_list", ProgressList => async progress_list, loopback: false, blocks: true),
+        action!(NAME, "list", registry::List => sync registry::list, loopback: false, blocks: false),
+        action!(NAME, "active", registry::Active => sync registry::active, loopback: false, blocks: false),
+    ],
 };
 
 #[derive(Debug, Deserialize, JsonSchema)]

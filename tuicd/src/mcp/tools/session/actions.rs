@@ -21,6 +21,9 @@ struct ListEntry {
     #[serde(skip_serializing_if = "Option::is_none")]
     display_name: Option<String>,
     cwd: String,
+    /// The git work tree the session started in; omitted outside any repository.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    repo: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     shell_state: Option<proto::session::ShellState>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -47,6 +50,7 @@ pub(super) fn list(ctx: &CallContext) -> Value {
             alias: s.alias.clone(),
             display_name: s.display_name.clone(),
             cwd: s.cwd.display().to_string(),
+            repo: s.repo.as_ref().map(|r| r.display().to_string()),
             shell_state: s.shell_state(),
             agent_type: s.agent_type.clone().or_else(|| agent.as_ref()?.agent_type.map(str::to_owned)),
             agent_state: agent.as_ref().and_then(|a| a.agent_state),

@@ -54,13 +54,13 @@ pub(super) async fn submit(ctx: &CallContext, p: SubmitParams) -> Result<Value, 
 }
 
 /// Whether the session runs an agent whose composer takes text + Enter only as a framed injection.
-pub(super) fn prefill_only(session: &Session) -> bool {
+pub(crate) fn prefill_only(session: &Session) -> bool {
     AgentLink::of(session).and_then(AgentLink::adapter).is_some_and(|a| a.prompt_delivery == PromptDelivery::Deferred)
 }
 
 /// The legacy framed injection (Ctrl-U, bracketed paste when multiline, the gap, Enter) under the
 /// writer lock, without submit's idle check or receipt.
-pub(super) async fn inject(session: &Arc<Session>, text: &str) -> Result<(), ToolError> {
+pub(crate) async fn inject(session: &Arc<Session>, text: &str) -> Result<(), ToolError> {
     let plan = crate::agent::submit::plan(AgentLink::of(session).and_then(AgentLink::adapter), text);
     let _writer = session.writer().await;
     session.write_held(Bytes::from(plan.before_enter)).await.map_err(session_error)?;

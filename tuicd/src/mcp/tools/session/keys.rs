@@ -1,6 +1,6 @@
 //! `special_key` names and the bytes each writes (xterm sequences, normal cursor mode).
 
-pub(super) const SPECIAL_KEYS: &[(&str, &str)] = &[
+pub(crate) const SPECIAL_KEYS: &[(&str, &str)] = &[
     ("enter", "\r"),
     ("return", "\r"),
     ("tab", "\t"),
@@ -29,7 +29,7 @@ pub(super) const SPECIAL_KEYS: &[(&str, &str)] = &[
 ];
 
 /// The bytes for a key name (case-insensitive), or an error listing the valid names.
-pub(super) fn bytes_for(name: &str) -> Result<&'static str, String> {
+pub(crate) fn bytes_for(name: &str) -> Result<&'static str, String> {
     let lower = name.to_ascii_lowercase();
     SPECIAL_KEYS.iter().find(|(k, _)| *k == lower).map(|(_, b)| *b).ok_or_else(|| {
         let valid: Vec<&str> = SPECIAL_KEYS.iter().map(|(k, _)| *k).collect();

@@ -3,8 +3,8 @@
 //! on the blocking pool, waits on their own async handler.
 
 mod actions;
-mod agent;
-mod keys;
+pub(crate) mod agent;
+pub(crate) mod keys;
 mod params;
 mod status;
 mod wait;

@@ -39,6 +39,8 @@ struct StatusAnswer<'a> {
     pid: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pty_description: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    repo: Option<&'a str>,
     rows: u16,
     session_id: &'a str,
     shell: &'a str,
@@ -137,6 +139,7 @@ fn render(
         paused: info.paused,
         pid: info.pid,
         pty_description,
+        repo: info.repo.as_deref(),
         rows: info.rows,
         session_id: &info.session_id,
         shell: &info.shell,
@@ -179,6 +182,7 @@ mod tests {
             tuic_session: "7c1f7f4e-2f7a-4a52-9a8e-0e1f1b2c3d4e".into(),
             alias: "tu-1".into(),
             cwd: "/tmp/\"quoted\" dir".into(),
+            repo: Some("/tmp/\"quoted\" dir".into()),
             shell: "/bin/sh".into(),
             display_name: Some("build ✓".into()),
             agent_type: Some("claude".into()),
@@ -245,6 +249,7 @@ mod tests {
             paused: false,
             exited: false,
             exit_code: None,
+            repo: None,
             ..info
         };
         let bare_agent = AgentStatus {

@@ -1,0 +1,137 @@
+//! What every `ai_terminal_*` tool shares: the target session, the person's confirmation for a
+//! write, the agent-loop rule, and reading the screen through secret redaction.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use regex::{Regex, RegexBuilder};
+
+use crate::agent_runtime::loops::DriveLease;
+use crate::limits::{AI_TERMINAL_REGEX_SIZE, AI_TERMINAL_TEXT_MAX_BYTES};
+use crate::mcp::tools::session::session_error;
+use crate::mcp::tools::{CallContext, ToolError};
+use crate::safety::redact::redact;
+use crate::session::Session;
+use crate::ui::ConfirmRequest;
+
+/// The live session `reference` names (PTY id, tuic_session or alias).
+pub(super) fn target(ctx: &CallContext, reference: &str) -> Result<Arc<Session>, ToolError> {
+    ctx.app.sessions.resolve_live(reference).map_err(session_error)
+}
+
+/// Refuses while an agent loop drives `session`, then asks the person; `Ok` only when confirmed.
+pub(super) async fn confirmed(ctx: &CallContext, tool: &str, session: &Session, what: String) -> Result<(), ToolError> {
+    refuse_while_driven(ctx, tool, session)?;
+    let request = ConfirmRequest {
+        title: format!("{tool} on {}", session.alias),
+        message: what,
+        requester: requester(ctx),
+        kind: "ai_terminal",
+    };
+    let outcome = ctx.app.ui.confirm(request).await;
+    if outcome.confirmed() {
+        return Ok(());
+    }
+    let reason = outcome.reason().unwrap_or("not confirmed");
+    Err(ToolError::new(format!("{tool} refused: {reason}; nothing was done"))
+        .with("confirmed", false)
+        .with("reason", reason))
+}
+
+fn refuse_while_driven(ctx: &CallContext, tool: &str, session: &Session) -> Result<(), ToolError> {
+    if ctx.app.agents.loops.is_driving(&session.id) {
+        return Err(ToolError::new(format!(
+            "{tool} refused: an agent loop (ai_terminal_drive_agent) is driving {} now; nothing was done",
+            session.alias
+        )));
+    }
+    Ok(())
+}
+
+/// Claims `session` for a drive loop, refusing when another loop already drives it.
+pub(super) fn claim(ctx: &CallContext, tool: &str, session: &Session) -> Result<DriveLease, ToolError> {
+    ctx.app.agents.loops.claim(&session.id).ok_or_else(|| {
+        ToolError::new(format!(
+            "{tool} refused: an agent loop (ai_terminal_drive_agent) is driving {} now; nothing was done",
+            session.alias
+        ))
+    })
+}
+
+/// Who asks, in the words the confirmation shows a person.
+fn requester(ctx: &CallContext) -> String {
+    let via = if ctx.caller.is_loopback() { "this machine" } else { "a remote connection" };
+    match &ctx.tuic_session {
+        Some(identity) => match ctx.app.sessions.resolve(identity) {
+            Ok(own) => {
+                format!("the agent in {} ({}) on {via}", own.alias, own.agent_type.as_deref().unwrap_or("shell"))
+            }
+            Err(_) => format!("MCP client {identity} on {via}"),
+        },
+        None => format!("an MCP client on {via}"),
+    }
+}
+
+/// A text, cut to `max` bytes at a character boundary, for a confirmation message.
+pub(super) fn preview(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes in all)", &text[..end], text.len())
+}
+
+/// The screen as an outside agent reads it: the last `lines` lines (tail), or the log lines after
+/// `since_cursor` (at most `lines`), redacted; and the cursor to pass next.
+pub(super) fn read_lines(session: &Session, lines: usize, since_cursor: Option<u64>) -> (String, u64) {
+    let read = session.text_within(since_cursor, AI_TERMINAL_TEXT_MAX_BYTES);
+    let all: Vec<&str> = if read.data.is_empty() { Vec::new() } else { read.data.split('\n').collect() };
+    let (kept, cursor) = match since_cursor {
+        // A delta keeps the oldest lines so the cursor never skips one.
+        Some(_) if all.len() > lines => (&all[..lines], read.cursor - (all.len() - lines) as u64),
+        Some(_) => (&all[..], read.cursor),
+        None => (&all[all.len().saturating_sub(lines)..], read.cursor),
+    };
+    (redact(&kept.join("\n")).into_owned(), cursor)
+}
+
+/// A caller's regex, compiled with a bounded size; the error names the parameter.
+pub(super) fn pattern(name: &str, source: &str) -> Result<Regex, ToolError> {
+    RegexBuilder::new(source)
+        .size_limit(AI_TERMINAL_REGEX_SIZE)
+        .build()
+        .map_err(|e| ToolError::new(format!("{name}: not a valid regular expression: {e}")))
+}
+
+/// The repository the session works in: the nearest ancestor of its cwd with `.git`, else its
+/// cwd. Everything the file and command tools touch stays inside it.
+pub(super) fn sandbox_root(session: &Session) -> PathBuf {
+    let cwd = std::fs::canonicalize(&session.cwd).unwrap_or_else(|_| session.cwd.clone());
+    repo_root(&cwd).unwrap_or(cwd)
+}
+
+pub(super) fn repo_root(start: &Path) -> Option<PathBuf> {
+    start.ancestors().find(|dir| dir.join(".git").exists()).map(Path::to_path_buf)
+}
+
+/// The branch in `.git/HEAD` (read as a file: no subprocess, no index lock); a linked worktree's
+/// `.git` file points at its own HEAD. A detached HEAD answers its short commit.
+pub(super) fn git_branch(root: &Path) -> Option<String> {
+    let dot_git = root.join(".git");
+    let git_dir = if dot_git.is_file() {
+        let text = std::fs::read_to_string(&dot_git).ok()?;
+        let dir = PathBuf::from(text.trim().strip_prefix("gitdir:")?.trim());
+        if dir.is_absolute() { dir } else { root.join(dir) }
+    } else {
+        dot_git
+    };
+    let head = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
+    let head = head.trim();
+    match head.strip_prefix("ref: refs/heads/") {
+        Some(branch) => Some(branch.to_owned()),
+        None => Some(head.chars().take(12).collect()),
+    }
+}
