@@ -29,7 +29,9 @@ const hash = execFileSync(tuicd, ["hash-password", "--cost", "4"], { input: PASS
 fs.writeFileSync(path.join(dir, "config.json"), JSON.stringify({ services: {
   server: { enabled: true, port, bind_address: "127.0.0.1" },
   // The wrong-password check must not lock the right one out of the rest of the run.
-  auth: { username: USER, password_hash: hash, auth_rate_limit_max: 100 } } }));
+  auth: { username: USER, password_hash: hash, auth_rate_limit_max: 100 } },
+  // The agent-side tools whose writes ask a person first: the confirms the phone answers.
+  ai_terminal_mcp_enabled: true }));
 
 let daemon = null;
 let results = [];
@@ -109,18 +111,25 @@ async function run() {
     await waitPty(agent, "picked:1");
   });
 
-  await check("a ui confirm asked by an agent is answered on the phone", async () => {
-    const tools = await mcp("tools/list", {});
-    if (!tools.result.tools.some((t) => t.name === "ui")) throw new Error("this build has no MCP ui tool to ask with");
-    const asked = mcp("tools/call", { name: "ui", arguments: { action: "confirm", title: "Delete the build cache?",
-      message: "target/ holds 3 GB" } });
-    await page.locator("#confirm").getByText("Delete the build cache?").waitFor({ timeout: DEADLINE_MS });
+  await check("an agent's confirm-gated write is asked on the phone: Decline keeps it out, Confirm lets it in", async () => {
+    const ask = (text) => mcp("tools/call", { name: "ai_terminal_send_input", arguments: { session_id: shell, text } });
+    const declined = ask("declined-on-phone");
+    await page.locator("#confirm").getByText("declined-on-phone").waitFor({ timeout: DEADLINE_MS });
+    await page.locator("#confirm-no").tap();
+    const refusal = await declined;
+    if (!refusal.result || !refusal.result.isError || !refusal.result.content[0].text.includes("declined by the user")) {
+      throw new Error(`the agent got ${JSON.stringify(refusal)}`);
+    }
+    const approved = ask("approved-on-phone");
+    await page.locator("#confirm").getByText("approved-on-phone").waitFor({ timeout: DEADLINE_MS });
     await page.screenshot({ path: path.join(shots, "mobile-confirm.png") });
     await page.locator("#confirm-yes").tap();
-    const answer = await asked;
-    const text = answer.result && answer.result.content[0].text;
-    if (answer.result.isError || JSON.parse(text).confirmed !== true) throw new Error(`the agent got ${JSON.stringify(answer)}`);
+    const answer = await approved;
+    if (!answer.result || answer.result.isError) throw new Error(`the agent got ${JSON.stringify(answer)}`);
     await page.locator("#confirm").waitFor({ state: "hidden", timeout: DEADLINE_MS });
+    await waitPty(shell, "got:approved-on-phone");
+    const out = await api("GET", `/sessions/${shell}/output?format=text`);
+    if (out.data.includes("declined-on-phone")) throw new Error("the declined text reached the PTY");
   });
 
   await check("a session that exits while viewed says so and stops taking input", async () => {
