@@ -3,9 +3,9 @@
 //! handshake. With `?binary=1` output goes as binary frames instead (an 8-byte big-endian cursor,
 //! then the raw bytes: no UTF-8 hold-back, no JSON escaping); every other frame stays JSON text.
 //! Client text or binary frames are written to the PTY verbatim (from the IPC socket, and from a
-//! person authenticated over TCP: remote access is the phone page's and remote GUI's way in). The close
-//! handshake follows RFC 6455: a client's Close is answered with a Close, and a text frame that is
-//! not UTF-8 closes the stream with 1007.
+//! person authenticated over TCP: remote access is the phone page's and remote GUI's way in).
+//! The close handshake follows RFC 6455: a client's Close is answered with a Close, and a text
+//! frame that is not UTF-8 closes the stream with 1007.
 //!
 //! On a plain socket (IPC, TCP without TLS) the session's reader thread writes the client's output
 //! frames itself (`stream_direct.rs`) and this task sends the other frames, from the session's

@@ -22,6 +22,8 @@ async fn the_phone_page_and_its_shell_are_served_from_the_daemon() {
     assert!(kind.starts_with("text/html"), "{kind}");
     let mut total = page.len();
     for (file, expected) in [
+        ("text.js", "text/javascript"),
+        ("confirm.js", "text/javascript"),
         ("app.js", "text/javascript"),
         ("style.css", "text/css"),
         ("manifest.webmanifest", "application/manifest+json"),

@@ -5,7 +5,6 @@
 
 const POLL_MS = 3000;
 const RETRY_MS = 2000;
-const MAX_LINES = 2000;
 const NOTICE_MS = 5000;
 // Every event the page acts on; `ui=confirm` makes this page an answerer for ui confirms.
 const EVENTS = "/events?ui=confirm&types=session-created,session-closed,ui-confirm-requested,ui-confirm-resolved";
@@ -172,58 +171,6 @@ function renderQuestion() {
 
 // ---- one session: history, live output, quick replies ----
 
-// Terminal output as plain lines: escape sequences dropped, CR returns to the line start, LF
-// starts a line. Full-screen programs come out garbled, but an agent's transcript reads well.
-const ESCAPE = /\x1b(?:\][^\x07\x1b]*(?:\x07|\x1b\\)|\[[0-?]*[ -/]*[@-~]|[P^_X][^\x1b]*\x1b\\|[()*+].|[ -/]*[0-OQ-WYZ\\`-~])/g;
-const WHOLE_ESCAPE = new RegExp(`^(?:${ESCAPE.source})`);
-
-class TextScreen {
-  constructor(text) {
-    this.lines = text ? text.split("\n") : [""];
-    this.col = this.lines[this.lines.length - 1].length;
-    this.held = "";
-  }
-
-  feed(data) {
-    data = this.held + data;
-    this.held = "";
-    const esc = data.lastIndexOf("\x1b");
-    // An escape sequence cut by the frame boundary waits for its end (bounded, in case it never comes).
-    if (esc >= 0 && !WHOLE_ESCAPE.test(data.slice(esc)) && data.length - esc < 4096) {
-      this.held = data.slice(esc);
-      data = data.slice(0, esc);
-    }
-    for (const part of data.replace(ESCAPE, "").split(/([\n\r\b\t])/)) {
-      if (part === "\n") {
-        this.lines.push("");
-        this.col = 0;
-      } else if (part === "\r") this.col = 0;
-      else if (part === "\b") this.col = Math.max(0, this.col - 1);
-      else if (part === "\t") this.tab();
-      else if (part) this.put(part.replace(/[\x00-\x1f\x7f]/g, ""));
-    }
-    if (this.lines.length > MAX_LINES) this.lines.splice(0, this.lines.length - MAX_LINES);
-  }
-
-  put(text) {
-    const last = this.lines.length - 1;
-    const line = this.lines[last];
-    this.lines[last] = line.slice(0, this.col).padEnd(this.col) + text + line.slice(this.col + text.length);
-    this.col += text.length;
-  }
-
-  // A tab moves to the next stop of 8 and writes nothing over what it passes.
-  tab() {
-    const last = this.lines.length - 1;
-    this.col += 8 - (this.col % 8);
-    this.lines[last] = this.lines[last].padEnd(this.col);
-  }
-
-  text() {
-    return this.lines.join("\n");
-  }
-}
-
 let renderQueued = false;
 function renderOutput() {
   if (renderQueued) return;
@@ -376,54 +323,6 @@ function route() {
   $("detail-view").hidden = true;
   $("back").hidden = true;
   $("title").textContent = "Sessions";
-}
-
-// ---- ui confirms ----
-
-function addConfirm(request) {
-  if (app.confirms.has(request.id)) return;
-  app.confirms.set(request.id, request);
-  if (request.expires_in_ms) setTimeout(() => dropConfirm(request.id), request.expires_in_ms);
-  showConfirm();
-}
-
-function dropConfirm(id) {
-  app.confirms.delete(id);
-  if (app.showing === id) {
-    app.showing = null;
-    $("confirm").close();
-    showConfirm();
-  }
-}
-
-function showConfirm() {
-  if (app.showing || !app.confirms.size) return;
-  const [request] = app.confirms.values();
-  app.showing = request.id;
-  $("confirm-who").textContent = `${request.requester} asks`;
-  $("confirm-title").textContent = request.title;
-  $("confirm-message").textContent = request.message;
-  $("confirm").showModal();
-}
-
-async function answer(confirmed) {
-  const id = app.showing;
-  if (!id) return;
-  try {
-    await api("POST", `/ui/confirm/${enc(id)}`, { confirmed });
-  } catch (error) {
-    // Another client answered first (409) or it expired (404): either way it is settled.
-    if (error.status !== 404 && error.status !== 409) failed(error);
-  }
-  dropConfirm(id);
-}
-
-async function loadConfirms() {
-  try {
-    for (const request of (await api("GET", "/ui/confirms")).confirms) addConfirm(request);
-  } catch (error) {
-    failed(error);
-  }
 }
 
 // ---- events ----
