@@ -19,6 +19,8 @@ command -v Xvfb >/dev/null || need+=(xvfb)
 command -v xwininfo >/dev/null || need+=(x11-utils)
 [ -x /usr/bin/import ] && [ -x /usr/bin/identify ] || need+=(imagemagick)
 command -v curl >/dev/null || need+=(curl)
+[ -x /usr/bin/chromium ] || need+=(chromium)
+command -v ip >/dev/null || need+=(iproute2)
 if [ ${#need[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
@@ -61,6 +63,10 @@ if [ -x tests/interop/run.sh ]; then
   TUICD_BIN="$root/target/debug/tuicd" TUIC_BRIDGE_BIN="$root/target/debug/tuic-bridge" \
     timeout 900 bash tests/interop/run.sh
 fi
+
+stage "mobile: /mobile in headless Chromium (Playwright), at a phone viewport"
+bash tests/mobile/setup.sh
+(cd tests && timeout 120 node mobile/mobile.mjs "$root/target/debug/tuicd" "$root/target/mobile")
 
 stage "gui: tuic-gui renders under Xvfb"
 bash tests/gui/screenshot.sh target/debug/tuicd target/debug/tuic-gui target/tuic-gui.png

@@ -10,6 +10,7 @@ pub(crate) mod fs;
 pub(crate) mod fs_transfer;
 pub(crate) mod github;
 pub(crate) mod health;
+pub(crate) mod mobile;
 pub(crate) mod monitor;
 pub(crate) mod plugins;
 pub(crate) mod repo;

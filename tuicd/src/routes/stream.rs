@@ -2,9 +2,10 @@
 //! live JSON text frames (`output`, `parsed`, `lagged`, `exit`, `closed`), then the close
 //! handshake. With `?binary=1` output goes as binary frames instead (an 8-byte big-endian cursor,
 //! then the raw bytes: no UTF-8 hold-back, no JSON escaping); every other frame stays JSON text.
-//! Client text or binary frames are written to the PTY verbatim (loopback callers only). The close
-//! handshake follows RFC 6455: a client's Close is answered with a Close, and a text frame that is
-//! not UTF-8 closes the stream with 1007.
+//! Client text or binary frames are written to the PTY verbatim (from the IPC socket, and from a
+//! person authenticated over TCP: remote access is the phone page's and remote GUI's way in).
+//! The close handshake follows RFC 6455: a client's Close is answered with a Close, and a text
+//! frame that is not UTF-8 closes the stream with 1007.
 //!
 //! On a plain socket (IPC, TCP without TLS) the session's reader thread writes the client's output
 //! frames itself (`stream_direct.rs`) and this task sends the other frames, from the session's
@@ -86,15 +87,7 @@ pub(crate) async fn stream(app: &App, caller: &Caller, id: &str, mut req: Reques
         socket.try_clone_to_owned().ok().map(|fd| Arc::new(DirectSocket::new(fd, binary)))
     });
     let upgrading = hyper::upgrade::on(&mut req);
-    let client = Client {
-        app: app.clone(),
-        session,
-        can_write: caller.is_loopback(),
-        binary,
-        next: 0,
-        held: Vec::new(),
-        direct,
-    };
+    let client = Client { app: app.clone(), session, binary, next: 0, held: Vec::new(), direct };
     let cursor = params.cursor.or(params.offset);
     tokio::spawn(async move {
         match upgrading.await {
@@ -124,7 +117,6 @@ type Events = broadcast::Receiver<Arc<SessionEvent>>;
 struct Client {
     app: App,
     session: Arc<Session>,
-    can_write: bool,
     /// Output as binary frames (raw bytes after an 8-byte cursor) instead of JSON text.
     binary: bool,
     /// Cursor after the last byte taken from the session (sent, or held in `held`). Stale while
@@ -366,10 +358,6 @@ impl Client {
     }
 
     async fn input(&self, data: Bytes) {
-        if !self.can_write {
-            tracing::debug!(session = %self.session.id, "ignoring WebSocket input from a remote caller");
-            return;
-        }
         if let Err(e) = self.session.write(data).await {
             tracing::debug!(session = %self.session.id, error = %e, "WebSocket input refused");
         }

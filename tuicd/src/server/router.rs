@@ -85,6 +85,8 @@ pub(super) async fn route(app: App, caller: Caller, req: Request) -> Response {
         ["repo", "create-pr"] => methods!(&method, POST => routes::github::create_pr(&app, &caller, req)),
         ["repo", "create-issue"] => methods!(&method, POST => routes::github::create_issue(&app, &caller, req)),
         ["repo", "post-pr-review"] => methods!(&method, POST => routes::github::post_pr_review(&app, &caller, req)),
+        ["mobile"] => methods!(&method, GET => routes::mobile::page()),
+        ["mobile", file] => methods!(&method, GET => routes::mobile::asset(file)),
         ["ui", "confirms"] => methods!(&method, GET => routes::ui::list_confirms(&app)),
         ["ui", "confirm", id] => methods!(&method, POST => routes::ui::answer_confirm(&app, id, req)),
         ["ui", "screenshot", id] => methods!(&method, POST => routes::ui_screenshot::answer(&app, id, req)),
