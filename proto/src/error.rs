@@ -22,6 +22,8 @@ pub enum ErrorCode {
     SessionLimit,
     Internal,
     Unavailable,
+    /// A browser rule refused the request: a foreign `Origin` or `Host`, or a form-like request.
+    Forbidden,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -6,6 +6,7 @@
 
 pub(crate) mod merge;
 pub(crate) mod model;
+pub(crate) mod origins;
 pub(crate) mod store;
 pub(crate) mod tls;
 

@@ -35,6 +35,8 @@ pub(crate) enum ApiError {
     SessionLimit(String),
     #[error("{0}")]
     Unavailable(String),
+    #[error("{0}")]
+    Forbidden(String),
     #[error("internal error")]
     Internal(#[from] anyhow::Error),
 }
@@ -62,6 +64,7 @@ impl ApiError {
             SessionLimit(_) => (StatusCode::TOO_MANY_REQUESTS, ErrorCode::SessionLimit),
             Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, ErrorCode::Unavailable),
             Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, ErrorCode::Internal),
+            Forbidden(_) => (StatusCode::FORBIDDEN, ErrorCode::Forbidden),
         }
     }
 

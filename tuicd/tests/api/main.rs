@@ -14,6 +14,7 @@ mod agents_spawn;
 mod agents_stream;
 mod bounded;
 mod bridge;
+mod browser;
 mod foundation;
 mod harness;
 mod mcp;
