@@ -23,8 +23,8 @@ pub(crate) async fn put(app: &App, caller: &Caller, req: Request) -> ApiResult {
     ok_json(&redacted(&next))
 }
 
-/// Effects of a saved config change that must happen now, not at the next start.
-async fn apply_changes(app: &App, previous: &AppConfig, next: &AppConfig) {
+/// Effects of a saved (or re-read) config change that must happen now, not at the next start.
+pub(crate) async fn apply_changes(app: &App, previous: &AppConfig, next: &AppConfig) {
     if previous == next {
         return;
     }

@@ -6,6 +6,7 @@ mod browser;
 pub(crate) mod ipc;
 mod ownership;
 mod permit;
+mod reload;
 mod repoll;
 mod router;
 mod service;
@@ -94,6 +95,7 @@ impl Daemon {
     /// in-flight requests and removes the socket file.
     pub async fn serve(self, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
         let Self { app, ipc, stopping } = self;
+        reload::spawn(app.clone(), stopping.subscribe())?;
         let graceful = GracefulShutdown::new();
         let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
         tokio::pin!(shutdown);

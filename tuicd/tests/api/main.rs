@@ -17,6 +17,7 @@ mod bridge;
 mod browser;
 mod foundation;
 mod harness;
+mod local;
 mod mcp;
 mod mcp_client;
 mod mcp_session_tool;
