@@ -19,6 +19,7 @@ command -v Xvfb >/dev/null || need+=(xvfb)
 command -v xwininfo >/dev/null || need+=(x11-utils)
 [ -x /usr/bin/import ] && [ -x /usr/bin/identify ] || need+=(imagemagick)
 command -v curl >/dev/null || need+=(curl)
+command -v systemd-analyze >/dev/null || need+=(systemd)
 if [ ${#need[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
@@ -48,6 +49,14 @@ fi
 
 stage "build"
 cargo build --workspace --all-targets --locked
+
+stage "packaging: the systemd unit verifies, the launchd plist parses"
+unit_home=$(mktemp -d)
+install -Dm755 target/debug/tuicd "$unit_home/.cargo/bin/tuicd"
+HOME="$unit_home" systemd-analyze verify packaging/tuicd.service
+rm -rf "$unit_home"
+python3 -c 'import plistlib, sys; p = plistlib.load(open(sys.argv[1], "rb")); assert "/usr/local/bin" not in str(p["ProgramArguments"])' \
+  packaging/dev.tuic.tuicd.plist
 
 stage "workspace tests"
 cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$root/target/test-output.txt"

@@ -6,6 +6,8 @@ mod agent;
 mod agent_runtime;
 mod config;
 mod events;
+#[doc(hidden)]
+pub mod fuzzing;
 mod http;
 pub mod limits;
 mod lock;

@@ -8,7 +8,7 @@ mod ownership;
 mod permit;
 mod reload;
 mod repoll;
-mod router;
+pub(crate) mod router;
 mod service;
 pub(crate) mod tcp;
 
