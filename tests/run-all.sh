@@ -21,6 +21,7 @@ command -v xwininfo >/dev/null || need+=(x11-utils)
 command -v curl >/dev/null || need+=(curl)
 [ -x /usr/bin/chromium ] || need+=(chromium)
 command -v ip >/dev/null || need+=(iproute2)
+command -v systemd-analyze >/dev/null || need+=(systemd)
 if [ ${#need[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
@@ -50,6 +51,14 @@ fi
 
 stage "build"
 cargo build --workspace --all-targets --locked
+
+stage "packaging: the systemd unit verifies, the launchd plist parses"
+unit_home=$(mktemp -d)
+install -Dm755 target/debug/tuicd "$unit_home/.cargo/bin/tuicd"
+HOME="$unit_home" systemd-analyze verify packaging/tuicd.service
+rm -rf "$unit_home"
+python3 -c 'import plistlib, sys; p = plistlib.load(open(sys.argv[1], "rb")); assert "/usr/local/bin" not in str(p["ProgramArguments"])' \
+  packaging/dev.tuic.tuicd.plist
 
 stage "workspace tests"
 cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$root/target/test-output.txt"

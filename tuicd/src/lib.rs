@@ -7,6 +7,8 @@ mod agent_runtime;
 mod config;
 mod events;
 mod fsgate;
+#[doc(hidden)]
+pub mod fuzzing;
 mod github;
 mod http;
 pub mod limits;

@@ -106,7 +106,12 @@ impl InputLineBuffer {
                 0x17 => {
                     self.flush(&mut plain);
                     let trimmed = self.text.trim_end().len();
-                    let cut = self.text[..trimmed].rfind(char::is_whitespace).map_or(0, |at| at + 1);
+                    // Cut after the whole whitespace character: some (U+0085, U+3000) are
+                    // several bytes long.
+                    let cut = self.text[..trimmed]
+                        .char_indices()
+                        .rfind(|(_, c)| c.is_whitespace())
+                        .map_or(0, |(at, c)| at + c.len_utf8());
                     self.text.truncate(cut);
                 }
                 0x00..=0x1f => {
@@ -207,6 +212,22 @@ mod tests {
         assert_eq!(buffer.text(), "hello big ");
         buffer.feed(b"\x15");
         assert_eq!(buffer.state(), ComposerState::Empty);
+    }
+
+    #[test]
+    fn ctrl_w_after_a_multibyte_space_keeps_the_text_whole() {
+        // Found by the input_line fuzz target: cutting one byte past a two-byte U+0085 panicked.
+        let mut buffer = InputLineBuffer::new();
+        buffer.feed("one\u{85}two\u{3000}three".as_bytes());
+        buffer.feed(b"\x17");
+        assert_eq!(buffer.text(), "one\u{85}two\u{3000}");
+        buffer.feed(b"\x17");
+        assert_eq!(buffer.text(), "one\u{85}");
+        tuicd_fuzz_input(b"\x17\x17\xc2\x85\x00\x00\x00\x90\xa1\xc2\x90\x17h");
+    }
+
+    fn tuicd_fuzz_input(data: &[u8]) {
+        crate::fuzzing::input_line(data);
     }
 
     #[test]

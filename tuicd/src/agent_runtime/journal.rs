@@ -5,6 +5,7 @@
 
 use std::fs::OpenOptions;
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -63,7 +64,8 @@ impl Journal {
         if line.len() > PROGRESS_LINE_MAX_BYTES {
             return Err(std::io::Error::other(format!("entry over {PROGRESS_LINE_MAX_BYTES} bytes")));
         }
-        let mut file = OpenOptions::new().create(true).append(true).open(&self.path)?;
+        // Private like every file in the config dir: agents' notes can name what they work on.
+        let mut file = OpenOptions::new().create(true).append(true).mode(0o600).open(&self.path)?;
         file.write_all(line.as_bytes())?;
         // Progress is rare and meant to outlive crashes: on disk before the call answers.
         file.sync_data()

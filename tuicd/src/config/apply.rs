@@ -33,7 +33,7 @@ pub(crate) async fn save(app: &App, patch: Value) -> Result<Arc<AppConfig>, Save
 }
 
 /// Effects of a saved config change that must happen now, not at the next start.
-async fn apply_changes(app: &App, previous: &AppConfig, next: &AppConfig) {
+pub(crate) async fn apply_changes(app: &App, previous: &AppConfig, next: &AppConfig) {
     if previous == next {
         return;
     }

@@ -7,6 +7,7 @@
 pub(crate) mod apply;
 pub(crate) mod merge;
 pub(crate) mod model;
+pub(crate) mod origins;
 pub(crate) mod prompts;
 pub(crate) mod store;
 pub(crate) mod tls;

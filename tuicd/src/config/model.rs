@@ -64,11 +64,22 @@ pub(crate) struct ServerConfig {
     /// (`0.0.0.0` or a LAN address), not an accident of enabling remote access.
     pub bind_address: String,
     pub ipv6_enabled: bool,
+    /// Browser origins (`scheme://host[:port]`) besides the daemon's own that may call the API.
+    pub allowed_origins: Vec<String>,
+    /// Host names the TCP listener answers to besides IP addresses and `localhost`.
+    pub allowed_hosts: Vec<String>,
 }
 
 impl Default for ServerConfig {
     fn default() -> Self {
-        Self { enabled: false, port: DEFAULT_TCP_PORT, bind_address: "127.0.0.1".into(), ipv6_enabled: false }
+        Self {
+            enabled: false,
+            port: DEFAULT_TCP_PORT,
+            bind_address: "127.0.0.1".into(),
+            ipv6_enabled: false,
+            allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+        }
     }
 }
 
@@ -133,6 +144,7 @@ impl AppConfig {
         if !hash.is_empty() && !hash.starts_with("$2") {
             return Err("services.auth.password_hash must be a bcrypt hash (see POST /auth/hash-password)".into());
         }
+        super::origins::validate(&self.services.server)?;
         if self.max_sessions == 0 {
             return Err("max_sessions must be at least 1".into());
         }

@@ -46,6 +46,21 @@ impl ConfigStore {
         Ok(Self { path, current: RwLock::new(Arc::new(config)), save_lock: Default::default() })
     }
 
+    /// Re-reads the file (SIGHUP) and makes it live. A missing file means the defaults; a broken
+    /// one changes nothing and says why. Returns `(previous, next)`.
+    pub(crate) fn reload(&self) -> Result<(Arc<AppConfig>, Arc<AppConfig>), ConfigError> {
+        let _in_process = self.save_lock.locked();
+        let next = match std::fs::read_to_string(&self.path) {
+            Ok(text) => parse_file(&self.path, &text)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => AppConfig::default(),
+            Err(source) => return Err(ConfigError::Io { path: self.path.clone(), source }),
+        };
+        let previous = self.get();
+        let next = Arc::new(next);
+        *self.current.write_locked() = next.clone();
+        Ok((previous, next))
+    }
+
     pub(crate) fn get(&self) -> Arc<AppConfig> {
         self.current.read_locked().clone()
     }

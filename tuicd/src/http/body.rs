@@ -89,7 +89,7 @@ pub(crate) fn query<T: DeserializeOwned>(req: &Request) -> Result<T, ApiError> {
     parse_query(req.uri().query().unwrap_or(""))
 }
 
-fn parse_query<T: DeserializeOwned>(raw: &str) -> Result<T, ApiError> {
+pub(crate) fn parse_query<T: DeserializeOwned>(raw: &str) -> Result<T, ApiError> {
     let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(raw.as_bytes()));
     serde_path_to_error::deserialize(de).map_err(|e| {
         let field = e.path().to_string();

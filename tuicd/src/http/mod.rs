@@ -31,7 +31,7 @@ pub(crate) struct Caller {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Transport {
-    /// The Unix socket / named pipe: file permissions are the boundary.
+    /// The Unix socket: file permissions are the boundary.
     Ipc,
     /// The opt-in TCP listener, after Basic Auth.
     Tcp { peer: std::net::SocketAddr, tls: bool },

@@ -1,15 +1,13 @@
 //! HTTP for `/mcp`: the gate, header rules, status codes and the GET notification stream.
 //!
 //! - `mcp_server_enabled: false` answers 503 on every method (the rest of the API stays up).
-//! - A present but foreign `Origin` (or, over TCP, `Host`) answers 403 (DNS rebinding). The IPC
-//!   socket is not reachable from a browser, so `Host` is not checked there.
+//! - A foreign `Origin` or `Host` is refused before routing, for every route (`server/browser.rs`);
+//!   here it answers 403 with a JSON-RPC error body ([`forbidden`]).
 //! - An unsupported `MCP-Protocol-Version` answers 400; any supported revision is accepted and a
 //!   missing header is fine.
 //! - POST: a request gets 200 with one JSON-RPC response; a notification or response gets 202.
 //! - GET needs `mcp-session-id` (401 without) and streams server notifications as SSE.
 //! - DELETE ends the session named by `mcp-session-id`.
-
-use std::net::IpAddr;
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, StatusCode};
@@ -20,7 +18,7 @@ use super::protocol::{self, RequestMeta};
 use super::protocol_sessions::ProtocolSessionError;
 use crate::http::body::{empty, json_bytes_response, read_bytes};
 use crate::http::sse::{encode, sse_response};
-use crate::http::{ApiError, ApiResult, Caller, Request, Response, Transport};
+use crate::http::{ApiError, ApiResult, Caller, Request, Response};
 use crate::limits::SSE_KEEP_ALIVE;
 use crate::state::App;
 
@@ -143,10 +141,6 @@ fn admit(app: &App, caller: &Caller, headers: &HeaderMap) -> Result<RequestMeta,
                 .into_response(),
         ));
     }
-    if let Some(reason) = foreign_origin_or_host(caller, headers) {
-        tracing::warn!(source = "mcp", %reason, "refused a request from a foreign origin");
-        return Err(Box::new(rpc_failure(StatusCode::FORBIDDEN, RpcError::new(code::INVALID_REQUEST, reason))));
-    }
     if let Some(version) = headers.get(VERSION_HEADER) {
         let version = version.to_str().unwrap_or("");
         if !ACCEPTED_HEADER_VERSIONS.contains(&version) {
@@ -188,51 +182,10 @@ fn rpc_failure(status: StatusCode, error: RpcError) -> Response {
     json_bytes_response(status, model::error_body(None, &error))
 }
 
-/// DNS-rebinding protection. `Origin`, when present, must be a loopback origin or the same
-/// authority as `Host`. Over TCP, `Host` must be a loopback name, an IP literal (rebinding needs
-/// a DNS name) or this machine's host name.
-fn foreign_origin_or_host(caller: &Caller, headers: &HeaderMap) -> Option<String> {
-    let host = headers.get(http::header::HOST).and_then(|h| h.to_str().ok());
-    if matches!(caller.transport, Transport::Tcp { .. })
-        && let Some(host) = host
-        && !trusted_host(hostname_of(host))
-    {
-        return Some(format!("Host '{host}' is not this server (DNS rebinding protection)"));
-    }
-    let origin = headers.get(http::header::ORIGIN)?;
-    let origin = origin.to_str().unwrap_or("");
-    let authority = origin.split_once("://").map(|(_, rest)| rest.trim_end_matches('/'));
-    let allowed =
-        authority.is_some_and(|a| is_loopback_name(hostname_of(a)) || host.is_some_and(|h| h.eq_ignore_ascii_case(a)));
-    if allowed { None } else { Some(format!("Origin '{origin}' is not allowed (DNS rebinding protection)")) }
-}
-
-/// The host part of `host[:port]` or `[v6]:port`.
-fn hostname_of(authority: &str) -> &str {
-    if let Some(rest) = authority.strip_prefix('[') {
-        return rest.split(']').next().unwrap_or(rest);
-    }
-    match authority.rsplit_once(':') {
-        Some((host, port)) if port.bytes().all(|b| b.is_ascii_digit()) => host,
-        _ => authority,
-    }
-}
-
-fn is_loopback_name(host: &str) -> bool {
-    host.eq_ignore_ascii_case("localhost")
-        || host.to_ascii_lowercase().ends_with(".localhost")
-        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
-}
-
-fn trusted_host(host: &str) -> bool {
-    is_loopback_name(host)
-        || host.parse::<IpAddr>().is_ok()
-        || machine_hostname().is_some_and(|h| h.eq_ignore_ascii_case(host))
-}
-
-fn machine_hostname() -> Option<String> {
-    let name = rustix::system::uname().nodename().to_string_lossy().into_owned();
-    (!name.is_empty()).then_some(name)
+/// The browser guard's refusal (`server/browser.rs`) in this endpoint's shape: 403 with a
+/// JSON-RPC error body.
+pub(crate) fn forbidden(message: &str) -> Response {
+    rpc_failure(StatusCode::FORBIDDEN, RpcError::new(code::INVALID_REQUEST, message))
 }
 
 /// Names the protocol session a response belongs to (`mcp-session-id`).
@@ -241,33 +194,4 @@ fn with_session_header(mut response: Response, session: &str) -> Response {
         response.headers_mut().insert(SESSION_HEADER, value);
     }
     response
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
-        let mut map = HeaderMap::new();
-        for (k, v) in pairs {
-            map.insert(*k, HeaderValue::from_str(v).unwrap());
-        }
-        map
-    }
-
-    fn tcp() -> Caller {
-        Caller::tcp("127.0.0.1:5000".parse().unwrap(), false)
-    }
-
-    #[test]
-    fn foreign_host_or_origin_is_refused_and_own_origin_is_not() {
-        let evil = headers(&[("host", "evil.example.com"), ("origin", "http://evil.example.com")]);
-        assert!(foreign_origin_or_host(&tcp(), &evil).is_some());
-        let own = headers(&[("host", "127.0.0.1:9876"), ("origin", "http://127.0.0.1:9876")]);
-        assert!(foreign_origin_or_host(&tcp(), &own).is_none());
-        let foreign_origin = headers(&[("host", "localhost:9876"), ("origin", "https://evil.example.com")]);
-        assert!(foreign_origin_or_host(&Caller::ipc(), &foreign_origin).is_some());
-        assert!(foreign_origin_or_host(&Caller::ipc(), &headers(&[("host", "anything")])).is_none());
-        assert!(foreign_origin_or_host(&tcp(), &headers(&[("host", "[::1]:80")])).is_none());
-    }
 }

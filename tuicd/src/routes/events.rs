@@ -23,7 +23,7 @@ const SSE_CLIENT_QUEUE: usize = 64;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct EventsQuery {
+pub(crate) struct EventsQuery {
     types: Option<String>,
     last_event_id: Option<u64>,
     ui: Option<String>,

@@ -60,7 +60,7 @@ pub(crate) async fn resize(app: &App, id: &str, req: Request) -> ApiResult {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct OutputParams {
+pub(crate) struct OutputParams {
     #[serde(default)]
     format: Option<String>,
     limit: Option<usize>,

@@ -43,7 +43,7 @@ use super::stream_encode::{binary_output, json_output, json_output_holding_back}
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct StreamParams {
+pub(crate) struct StreamParams {
     /// Byte cursor to catch up from; the oldest retained byte when absent.
     cursor: Option<u64>,
     /// The reference's name for `cursor`.

@@ -1,6 +1,6 @@
-//! The always-on IPC listener: a Unix socket, mode 0600, with the seed's two safety layers:
-//! a retried bind that clears stale files, and a real connect (not a file-exists check) to tell
-//! a live daemon from a dead socket.
+//! The always-on IPC listener: a Unix socket, born 0600 (`ownership.rs`), with the seed's two
+//! safety layers: a retried bind that clears stale files, and a real connect (not a file-exists
+//! check) to tell a live daemon from a dead socket.
 
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -46,7 +46,7 @@ impl IpcListener {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => tracing::warn!(path = %path.display(), error = %e, "cannot remove the stale socket file"),
             }
-            match UnixListener::bind(path) {
+            match super::ownership::with_private_umask(|| UnixListener::bind(path)) {
                 Ok(listener) => {
                     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(io_err)?;
                     let meta = std::fs::metadata(path).map_err(io_err)?;

@@ -2,10 +2,13 @@
 //! claim to be running), then serve until the shutdown signal, then drain.
 
 pub(crate) mod auth;
+mod browser;
 pub(crate) mod ipc;
+mod ownership;
 mod permit;
+mod reload;
 mod repoll;
-mod router;
+pub(crate) mod router;
 mod service;
 pub(crate) mod tcp;
 
@@ -62,10 +65,13 @@ impl Daemon {
     /// Loads the config (refusing a broken one), binds the IPC socket (refusing to steal a live
     /// daemon's), and starts the TCP listener when remote access is on.
     pub async fn bind(options: Options) -> anyhow::Result<Self> {
-        std::fs::create_dir_all(&options.config_dir)
+        ownership::prepare_config_dir(&options.config_dir)
             .with_context(|| format!("cannot create the config dir {}", options.config_dir.display()))?;
         let config = ConfigStore::open(&options.config_dir)?;
         let socket_path = paths::socket_path(&options.config_dir, options.instance.as_deref());
+        if let Some(dir) = socket_path.parent().filter(|d| *d != options.config_dir) {
+            ownership::claim_private_dir(dir).map_err(anyhow::Error::msg)?;
+        }
         let ipc = IpcListener::bind(&socket_path).await?;
         tracing::info!(listener = "ipc", path = %socket_path.display(), "IPC listener bound (always on)");
         let (stopping, shutdown) = watch::channel(false);
@@ -89,6 +95,7 @@ impl Daemon {
     /// in-flight requests and removes the socket file.
     pub async fn serve(self, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
         let Self { app, ipc, stopping } = self;
+        reload::spawn(app.clone(), stopping.subscribe())?;
         let graceful = GracefulShutdown::new();
         let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
         tokio::pin!(shutdown);

@@ -17,10 +17,15 @@ macro_rules! methods {
     };
 }
 
+/// The path's segments as the match below sees them: empty ones (`//`, a trailing `/`) dropped.
+pub(crate) fn segments(path: &str) -> Vec<&str> {
+    path.split('/').filter(|s| !s.is_empty()).collect()
+}
+
 pub(super) async fn route(app: App, caller: Caller, req: Request) -> Response {
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
-    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let segments = segments(&path);
     let result: ApiResult = match segments.as_slice() {
         ["health"] => methods!(&method, GET => routes::health::health(&app)),
         ["api", "version"] => methods!(&method, GET => routes::health::version()),

@@ -10,17 +10,16 @@ use hyper_util::service::TowerToHyperService;
 use tower::ServiceBuilder;
 use tower_http::compression::CompressionLayer;
 use tower_http::compression::predicate::{NotForContentType, Predicate, SizeAbove};
-use tower_http::cors::CorsLayer;
 use tower_http::timeout::TimeoutLayer;
 
-use super::router;
+use super::{browser, router};
 use crate::http::{Caller, Request, Response, Transport};
 use crate::limits::{COMPRESSION_MIN_BYTES, MAX_BODY_BYTES};
 use crate::state::App;
 
 /// Serves one connection until it closes or shutdown drains it.
 ///
-/// Layer order matters: CORS answers preflights outermost; compression wraps bodies above
+/// Layer order matters: compression wraps bodies above
 /// [`COMPRESSION_MIN_BYTES`] and never SSE; the body limit applies before any handler reads; the
 /// timeout is innermost and races only the future that produces the response head, so a
 /// streaming body (SSE, WebSocket) is never cut off by it.
@@ -33,7 +32,6 @@ where
         .and(NotForContentType::IMAGES)
         .and(NotForContentType::SSE);
     let stack = ServiceBuilder::new()
-        .layer(CorsLayer::very_permissive())
         .layer(CompressionLayer::new().compress_when(compress_when))
         // Caps the body as it is read; a larger declared `Content-Length` is refused by the
         // reader (`http::body::read_bytes`), so every route answers its own 413 in its own shape.
@@ -60,9 +58,34 @@ where
     });
 }
 
-/// Remote callers authenticate before anything is routed; IPC callers are trusted by the
-/// socket's file permissions.
-async fn handle(app: App, caller: Caller, mut req: Request) -> Response {
+/// The browser rules (`browser.rs`) come first, then remote callers authenticate before anything
+/// is routed; IPC callers are trusted by the socket's file permissions.
+async fn handle(app: App, caller: Caller, req: Request) -> Response {
+    let authority = req.uri().authority().map(|a| a.as_str().to_owned());
+    let authority = authority.or_else(|| req.headers().get(http::header::HOST)?.to_str().ok().map(str::to_owned));
+    let config = app.config.get();
+    let cors = match browser::admit(&config.services.server, &caller, req.method(), authority.as_deref(), req.headers())
+    {
+        Ok(browser::Admission::Route(cors)) => cors,
+        Ok(browser::Admission::Preflight(cors)) => return browser::preflight(cors, req.headers()),
+        Err(e) => {
+            tracing::warn!(method = %req.method(), path = req.uri().path(), reason = %e, "refused a browser request");
+            return if req.uri().path() == "/mcp" {
+                crate::mcp::transport::forbidden(&e.to_string())
+            } else {
+                e.into_response()
+            };
+        }
+    };
+    drop(config);
+    let mut response = serve_admitted(app, caller, req).await;
+    if let Some(origin) = cors {
+        browser::add_cors(&mut response, origin);
+    }
+    response
+}
+
+async fn serve_admitted(app: App, caller: Caller, mut req: Request) -> Response {
     if let Transport::Tcp { peer, .. } = caller.transport
         && let Err(e) = app.auth.check(&app.config.get().services.auth, peer.ip(), req.headers()).await
     {

@@ -36,7 +36,12 @@ impl CaptureFile {
     /// Starts a fresh file (a new enable truncates the previous capture).
     pub fn create(dir: &Path, session_id: &str) -> std::io::Result<Self> {
         std::fs::create_dir_all(dir)?;
-        let mut file = File::create(path_for(dir, session_id))?;
+        // 0600: a capture records every keystroke, passwords typed at a prompt included.
+        let mut file = std::os::unix::fs::OpenOptionsExt::mode(
+            std::fs::OpenOptions::new().create(true).truncate(true).write(true),
+            0o600,
+        )
+        .open(path_for(dir, session_id))?;
         file.write_all(TCAP_MAGIC)?;
         Ok(Self { file, started: Instant::now(), written: TCAP_MAGIC.len() as u64, full: false })
     }

@@ -111,7 +111,11 @@ async fn a_person_on_another_host_writes_to_a_session_but_remote_agents_and_life
     let (code, refused) =
         curl(&host, &["-u", "me:right", "-H", json_header, "--data", "{}", &format!("{base}/sessions")]).await;
     assert_eq!((code, refused["code"].as_str()), (403, Some("loopback_only")), "{refused}");
-    let (code, refused) = curl(&host, &["-u", "me:right", "-X", "DELETE", &format!("{base}/sessions/{id}")]).await;
+    let (code, refused) = curl(
+        &host,
+        &["-u", "me:right", "-H", "X-Requested-With: test", "-X", "DELETE", &format!("{base}/sessions/{id}")],
+    )
+    .await;
     assert_eq!((code, refused["code"].as_str()), (403, Some("loopback_only")), "{refused}");
 
     // A remote agent's MCP input is still refused, before any byte is written.
