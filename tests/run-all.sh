@@ -18,6 +18,8 @@ command -v taskset >/dev/null || need+=(util-linux)
 command -v Xvfb >/dev/null || need+=(xvfb)
 command -v xwininfo >/dev/null || need+=(x11-utils)
 [ -x /usr/bin/import ] && [ -x /usr/bin/identify ] || need+=(imagemagick)
+command -v xdotool >/dev/null || need+=(xdotool)
+command -v less >/dev/null || need+=(less)
 command -v curl >/dev/null || need+=(curl)
 if [ ${#need[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
@@ -64,5 +66,6 @@ fi
 
 stage "gui: tuic-gui renders under Xvfb"
 bash tests/gui/screenshot.sh target/debug/tuicd target/debug/tuic-gui target/tuic-gui.png
+bash tests/gui/terminal.sh target/debug/tuicd target/debug/tuic-gui
 
 stage "done"
