@@ -14,3 +14,9 @@ pub const PTY_DESCRIPTION_CHANGED: &str = "pty-description-changed";
 pub const PTY_PARSED: &str = "pty-parsed";
 /// `{id, project, agent, type, text, step?, ts}`: a progress journal entry was appended.
 pub const PROGRESS_RECORDED: &str = "progress-recorded";
+/// `{id, title, message, requester, kind, expires_in_ms}`: a gated operation asks a person;
+/// the first `POST /ui/confirm/:id` answers it.
+pub const UI_CONFIRM_REQUESTED: &str = "ui-confirm-requested";
+/// `{id, confirmed, reason?}`: a confirmation ended (answered, timed out, or nobody left to
+/// answer); every client drops its dialog.
+pub const UI_CONFIRM_RESOLVED: &str = "ui-confirm-resolved";

@@ -7,6 +7,13 @@ use std::time::Duration;
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(301);
 /// The `ui action=confirm` answer window; the bridge waits 305 s for it.
 pub const UI_CONFIRM_TIMEOUT: Duration = Duration::from_secs(300);
+/// How long a waiting confirmation outlives its last connected answerer: enough for a client to
+/// reconnect its `/events` stream, short enough that nobody waits 300 s for a closed window.
+pub const UI_CONFIRM_ORPHAN_GRACE: Duration = Duration::from_secs(10);
+/// Confirmations waiting at once; a person answers a handful, never hundreds.
+pub const UI_CONFIRM_PENDING_MAX: usize = 64;
+/// Resolved confirmation ids remembered, so a late second answer is told it came too late.
+pub const UI_CONFIRM_RECENT: usize = 256;
 /// Largest request body any route buffers (413 above it).
 pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
 /// Responses above this size are compressed (gzip or brotli, as the client accepts).

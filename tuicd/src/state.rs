@@ -41,6 +41,8 @@ pub(crate) struct Shared {
     pub agents: crate::agent_runtime::AgentsState,
     /// Peer identities, inboxes and delivery (see [`crate::messaging_runtime`]).
     pub peers: crate::messaging_runtime::Peers,
+    /// Requests a connected UI client answers for a person: confirmations (see [`crate::ui`]).
+    pub ui: Arc<crate::ui::Ui>,
     /// Flips to true once when the daemon starts shutting down; long-lived streams end on it.
     pub shutdown: watch::Receiver<bool>,
     pub request_timeout: Duration,
@@ -64,6 +66,7 @@ impl Shared {
         let agents = crate::agent_runtime::AgentsState::default();
         // The agent engine attaches to every session from outside the session core.
         sessions.set_attach_factory(crate::agent_runtime::attach_factory(events.clone(), agents.edges.clone()));
+        let ui = Arc::new(crate::ui::Ui::new(events.clone()));
         Self {
             sessions,
             config,
@@ -76,6 +79,7 @@ impl Shared {
             mcp: Default::default(),
             agents,
             peers: Default::default(),
+            ui,
             shutdown,
             request_timeout,
             port_override,

@@ -1,6 +1,8 @@
 //! `GET /events`: the SSE event bus. `?types=a,b` filters by kind; `Last-Event-ID` (header or
 //! `?last_event_id=`) replays what a reconnecting client missed; a `lagged` event says how many
 //! events could not be replayed. Keep-alive comments every 15 s. The stream ends on shutdown.
+//! `?ui=confirm,screenshot` declares a UI client: while its stream is open it counts as one
+//! that can answer those requests (see [`crate::ui`]).
 
 use std::sync::Arc;
 
@@ -14,6 +16,7 @@ use crate::http::sse::{encode, sse_response};
 use crate::http::{ApiError, ApiResult, Request};
 use crate::limits::{SSE_KEEP_ALIVE, SSE_RETRY_MS};
 use crate::state::App;
+use crate::ui::Capability;
 
 /// Frames buffered between the bus task and the socket; a slow reader stalls only its own task.
 const SSE_CLIENT_QUEUE: usize = 64;
@@ -23,6 +26,7 @@ const SSE_CLIENT_QUEUE: usize = 64;
 struct EventsQuery {
     types: Option<String>,
     last_event_id: Option<u64>,
+    ui: Option<String>,
 }
 
 pub(crate) async fn stream(app: &App, req: Request) -> ApiResult {
@@ -39,9 +43,34 @@ pub(crate) async fn stream(app: &App, req: Request) -> ApiResult {
     let filter: Option<Vec<String>> =
         params.types.map(|t| t.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect());
     let after = header_id.or(params.last_event_id);
+    let answerer = match params.ui.as_deref() {
+        None => None,
+        Some(list) => Some(app.ui.answerer(ui_capabilities(list)?)),
+    };
     let (tx, rx) = mpsc::channel::<Bytes>(SSE_CLIENT_QUEUE);
-    tokio::spawn(pump(app.clone(), after, filter, tx));
+    let app = app.clone();
+    tokio::spawn(async move {
+        // The answerer lives exactly as long as the stream: dropped when the pump ends.
+        let _answerer = answerer;
+        pump(app, after, filter, tx).await;
+    });
     Ok(sse_response(rx))
+}
+
+fn ui_capabilities(list: &str) -> Result<Vec<Capability>, ApiError> {
+    let mut caps = Vec::new();
+    for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let cap = Capability::parse(name).ok_or_else(|| {
+            ApiError::InvalidField(format!("ui: unknown capability {name:?}; expected {}", Capability::NAMES))
+        })?;
+        if !caps.contains(&cap) {
+            caps.push(cap);
+        }
+    }
+    if caps.is_empty() {
+        return Err(ApiError::InvalidField(format!("ui: name at least one capability ({})", Capability::NAMES)));
+    }
+    Ok(caps)
 }
 
 fn lagged(missed: u64) -> Bytes {
@@ -70,6 +99,9 @@ async fn pump(app: App, after: Option<u64>, filter: Option<Vec<String>>, tx: mps
     loop {
         let next: Vec<Arc<Event>> = tokio::select! {
             () = app.stopping() => return,
+            // A client that went away stops counting (as a UI answerer) at once, not at the
+            // next keep-alive.
+            () = tx.closed() => return,
             _ = keep_alive.tick() => {
                 if tx.send(Bytes::from_static(b": keep-alive\n\n")).await.is_err() { return; }
                 continue;

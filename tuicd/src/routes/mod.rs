@@ -12,3 +12,4 @@ pub(crate) mod sessions;
 pub(crate) mod stream;
 mod stream_direct;
 mod stream_encode;
+pub(crate) mod ui;

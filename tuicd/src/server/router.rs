@@ -66,6 +66,8 @@ pub(super) async fn route(app: App, caller: Caller, req: Request) -> Response {
             GET => routes::capture::get(&app),
             POST => routes::capture::set(&app, &caller, req),
         ),
+        ["ui", "confirms"] => methods!(&method, GET => routes::ui::list_confirms(&app)),
+        ["ui", "confirm", id] => methods!(&method, POST => routes::ui::answer_confirm(&app, id, req)),
         _ => Err(ApiError::NotFound(format!("no route for {path}"))),
     };
     result.unwrap_or_else(ApiError::into_response)

@@ -300,3 +300,60 @@ pub(crate) async fn read_events(
     }
     events
 }
+
+/// A scripted person at a UI client: holds `GET /events?ui=confirm` open and answers every
+/// `ui-confirm-requested` it sees with `answer` over `POST /ui/confirm/:id`.
+pub(crate) struct ConfirmAnswerer {
+    seen: std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl ConfirmAnswerer {
+    /// Returns once the daemon counts it as an answerer (the stream's head has arrived).
+    pub(crate) async fn start(daemon: &Daemon, answer: bool) -> Self {
+        use futures_util::StreamExt;
+        let response = daemon
+            .client
+            .get(Daemon::url("/events?ui=confirm&types=ui-confirm-requested"))
+            .send()
+            .await
+            .expect("the events stream opens");
+        assert_eq!(response.status(), StatusCode::OK);
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let client = daemon.client.clone();
+        let task = tokio::spawn({
+            let seen = seen.clone();
+            async move {
+                let mut body = response.bytes_stream();
+                let mut buffer = String::new();
+                while let Some(Ok(chunk)) = body.next().await {
+                    buffer.push_str(&String::from_utf8_lossy(&chunk));
+                    while let Some(end) = buffer.find("\n\n") {
+                        let message: String = buffer.drain(..end + 2).collect();
+                        let Some(data) = message.lines().find_map(|l| l.strip_prefix("data: ")) else { continue };
+                        let Ok(request) = serde_json::from_str::<Value>(data) else { continue };
+                        let Some(id) = request["id"].as_str().map(str::to_owned) else { continue };
+                        let _ = client
+                            .post(Daemon::url(&format!("/ui/confirm/{id}")))
+                            .json(&serde_json::json!({"confirmed": answer}))
+                            .send()
+                            .await;
+                        seen.lock().unwrap().push(request);
+                    }
+                }
+            }
+        });
+        Self { seen, task }
+    }
+
+    /// The confirmation requests answered so far, in order.
+    pub(crate) fn seen(&self) -> Vec<Value> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+impl Drop for ConfirmAnswerer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}

@@ -30,3 +30,4 @@ mod sessions;
 mod stream;
 mod stream_close;
 mod task_owner;
+mod ui_confirm;

@@ -1,0 +1,6 @@
+//! Pure checks for what an outside agent reads and runs through the `ai_terminal_*` tools:
+//! secret redaction of every read (`redact`) and the destructive-command check before
+//! `run_command` (`command`). No IO beyond resolving symlinks of a command's targets.
+
+pub(crate) mod command;
+pub(crate) mod redact;
