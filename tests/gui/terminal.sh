@@ -67,8 +67,15 @@ xdotool key q
 wait_for "the main screen back after less" 20 cell_is 4 10 "$RED"
 echo "ok: alternate screen entered and left (less)"
 
-# A confirm answered by clicking the modal (when the daemon has the confirm flow).
-if [ "$(curl -s -o /dev/null -w '%{http_code}' --unix-socket "$work/mcp.sock" http://tuic/ui/confirms)" = 200 ]; then
+# The window counts as a UI client that answers confirms and screenshots while it is open.
+answerers() { api GET /ui/confirms | python3 -c 'import json,sys; a=json.load(sys.stdin)["answerers"]; print(a["confirm"], a["screenshot"])'; }
+answerers_are() { [ "$(answerers)" = "$1" ]; }
+wait_for "the window counted as an answerer" 20 answerers_are "1 1"
+echo "ok: the window is the daemon's confirm and screenshot answerer"
+
+# A confirm answered by clicking the modal, asked through MCP `ui action=confirm` when this
+# tuicd has that tool.
+if api POST /mcp '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' | grep -q '"name":"ui"'; then
   "$here/confirm.sh" "$work/mcp.sock" >"$work/confirm.out" 2>&1 &
   answer_pid=$!
   wait_for "the confirm modal" 30 gui_said "confirm id="
@@ -76,9 +83,11 @@ if [ "$(curl -s -o /dev/null -w '%{http_code}' --unix-socket "$work/mcp.sock" ht
   # shellcheck disable=SC2086
   click_at $yes
   wait_for "the confirm answered" 30 grep -Eq 'confirmed(\\)?": ?true' "$work/confirm.out"
+  pending_is() { [ "$(api GET /ui/confirms | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["confirms"]))')" = "$1" ]; }
+  wait_for "the confirm resolved" 20 pending_is 0
   echo "ok: confirm answered by clicking the modal"
 else
-  echo "skip: this tuicd has no confirm flow (GET /ui/confirms)"
+  echo "skip: this tuicd has no ui tool to ask a confirm with (MCP tools/list)"
 fi
 
 # A session that exits while viewed: the tab says so.
@@ -94,6 +103,7 @@ start_daemon "$work"
 wait_for "reconnected" 30 sh -c "tail -n +\$(grep -n 'connection offline' '$work/gui.out' | tail -1 | cut -d: -f1) '$work/gui.out' | grep -q 'connection online'"
 id2=$(api POST /sessions '{"shell":"/bin/sh","cwd":"/tmp"}' | json_field session_id)
 wait_for "the new session listed in the window" 20 sh -c "xdotool search --name '^tuic$' >/dev/null && curl -s --unix-socket '$work/mcp.sock' http://tuic/health | grep -q '\"session_count\":1'"
+wait_for "the window an answerer again" 20 answerers_are "1 1"
 echo "ok: the window reconnected after a daemon restart ($id2)"
 kill "$gui_pid"; wait "$gui_pid" 2>/dev/null || true
 

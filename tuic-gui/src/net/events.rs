@@ -44,7 +44,9 @@ pub(super) async fn follow(handle: Handle, refresh: Arc<Notify>) {
 }
 
 async fn load_pending_confirms(handle: &Handle, api: &Api) {
-    if let Ok(Value::Array(pending)) = api.get("/ui/confirms").await {
+    if let Ok(answer) = api.get("/ui/confirms").await
+        && let Some(pending) = answer["confirms"].as_array()
+    {
         let confirms: Vec<Confirm> = pending.iter().filter_map(confirm_of).collect();
         handle.snapshot.locked().confirms = confirms;
     }

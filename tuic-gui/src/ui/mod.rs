@@ -41,6 +41,7 @@ pub(crate) struct TuicApp {
     frame_log: Option<FrameLog>,
     /// The connection state and terminal states last printed under `--print-geometry`.
     printed_states: Vec<String>,
+    printed_confirm: String,
 }
 
 impl TuicApp {
@@ -60,6 +61,7 @@ impl TuicApp {
             show_journal: false,
             frame_log: FrameLog::from_env(),
             printed_states: Vec::new(),
+            printed_confirm: String::new(),
         }
     }
 
@@ -213,7 +215,8 @@ impl TuicApp {
         notices::journal(ctx, &mut self.show_journal, snap);
         notices::toasts(ctx, snap);
         if let Some(confirm) = snap.confirms.first() {
-            notices::confirm(ctx, &self.handle, confirm, self.options.print_geometry);
+            let printed = self.options.print_geometry.then_some(&mut self.printed_confirm);
+            notices::confirm(ctx, &self.handle, confirm, printed);
         }
     }
 }

@@ -10,9 +10,9 @@ use crate::net::{Command, Confirm, Handle, Snapshot};
 /// How long a toast stays.
 const TOAST_SHOWN: Duration = Duration::from_secs(6);
 
-/// The oldest pending confirm as a modal; `print_geometry` prints its buttons' rectangles so
-/// the Xvfb test can click them.
-pub(crate) fn confirm(ctx: &egui::Context, handle: &Handle, confirm: &Confirm, print_geometry: bool) {
+/// The oldest pending confirm as a modal. Under `--print-geometry` its buttons' centres are
+/// printed (once per change, `printed` holds the last line) so the Xvfb test can click them.
+pub(crate) fn confirm(ctx: &egui::Context, handle: &Handle, confirm: &Confirm, printed: Option<&mut String>) {
     let left = confirm.expires_at.saturating_duration_since(Instant::now()).as_secs();
     egui::Modal::new(egui::Id::unique(("confirm", &confirm.id))).show(ctx, |ui| {
         ui.set_max_width(420.0);
@@ -25,8 +25,8 @@ pub(crate) fn confirm(ctx: &egui::Context, handle: &Handle, confirm: &Confirm, p
         ui.horizontal(|ui| {
             let yes = ui.button(RichText::new("  Confirm  ").strong());
             let no = ui.button("  Decline  ");
-            if print_geometry {
-                println!(
+            if let Some(printed) = printed {
+                let line = format!(
                     "confirm id={} yes={:.0},{:.0} no={:.0},{:.0}",
                     confirm.id,
                     yes.rect.center().x,
@@ -34,6 +34,10 @@ pub(crate) fn confirm(ctx: &egui::Context, handle: &Handle, confirm: &Confirm, p
                     no.rect.center().x,
                     no.rect.center().y
                 );
+                if *printed != line {
+                    println!("{line}");
+                    *printed = line;
+                }
             }
             if yes.clicked() {
                 handle.send(Command::Answer { id: confirm.id.clone(), confirmed: true });
