@@ -215,8 +215,18 @@ impl TuicApp {
         notices::journal(ctx, &mut self.show_journal, snap);
         notices::toasts(ctx, snap);
         if let Some(confirm) = snap.confirms.first() {
-            let printed = self.options.print_geometry.then_some(&mut self.printed_confirm);
-            notices::confirm(ctx, &self.handle, confirm, printed);
+            let shown = notices::confirm(ctx, confirm);
+            if let Some(confirmed) = shown.answer {
+                self.handle.send(Command::Answer { id: confirm.id.clone(), confirmed });
+            }
+            let line = format!(
+                "confirm id={} yes={:.0},{:.0} no={:.0},{:.0}",
+                confirm.id, shown.yes.x, shown.yes.y, shown.no.x, shown.no.y
+            );
+            if self.options.print_geometry && line != self.printed_confirm {
+                println!("{line}");
+                self.printed_confirm = line;
+            }
         }
     }
 }

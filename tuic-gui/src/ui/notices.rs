@@ -5,16 +5,23 @@ use std::time::{Duration, Instant};
 
 use eframe::egui::{self, Color32, RichText};
 
-use crate::net::{Command, Confirm, Handle, Snapshot};
+use crate::net::{Confirm, Snapshot};
 
 /// How long a toast stays.
 const TOAST_SHOWN: Duration = Duration::from_secs(6);
 
-/// The oldest pending confirm as a modal. Under `--print-geometry` its buttons' centres are
-/// printed (once per change, `printed` holds the last line) so the Xvfb test can click them.
-pub(crate) fn confirm(ctx: &egui::Context, handle: &Handle, confirm: &Confirm, printed: Option<&mut String>) {
+/// What the confirm modal did this frame: the person's answer, if any, and where its buttons are
+/// (printed under `--print-geometry` so the Xvfb test can click them).
+pub(crate) struct ConfirmShown {
+    pub answer: Option<bool>,
+    pub yes: egui::Pos2,
+    pub no: egui::Pos2,
+}
+
+/// The oldest pending confirm as a modal naming who asks and what.
+pub(crate) fn confirm(ctx: &egui::Context, confirm: &Confirm) -> ConfirmShown {
     let left = confirm.expires_at.saturating_duration_since(Instant::now()).as_secs();
-    egui::Modal::new(egui::Id::unique(("confirm", &confirm.id))).show(ctx, |ui| {
+    let shown = egui::Modal::new(egui::Id::unique(("confirm", &confirm.id))).show(ctx, |ui| {
         ui.set_max_width(420.0);
         ui.heading(if confirm.title.is_empty() { "Confirm" } else { &confirm.title });
         ui.label(RichText::new(format!("{} asks ({})", confirm.requester, what(&confirm.kind))).strong());
@@ -25,28 +32,19 @@ pub(crate) fn confirm(ctx: &egui::Context, handle: &Handle, confirm: &Confirm, p
         ui.horizontal(|ui| {
             let yes = ui.button(RichText::new("  Confirm  ").strong());
             let no = ui.button("  Decline  ");
-            if let Some(printed) = printed {
-                let line = format!(
-                    "confirm id={} yes={:.0},{:.0} no={:.0},{:.0}",
-                    confirm.id,
-                    yes.rect.center().x,
-                    yes.rect.center().y,
-                    no.rect.center().x,
-                    no.rect.center().y
-                );
-                if *printed != line {
-                    println!("{line}");
-                    *printed = line;
-                }
-            }
-            if yes.clicked() {
-                handle.send(Command::Answer { id: confirm.id.clone(), confirmed: true });
-            }
-            if no.clicked() {
-                handle.send(Command::Answer { id: confirm.id.clone(), confirmed: false });
-            }
-        });
+            let answer = if yes.clicked() {
+                Some(true)
+            } else if no.clicked() {
+                Some(false)
+            } else {
+                None
+            };
+            ConfirmShown { answer, yes: yes.rect.center(), no: no.rect.center() }
+        })
+        .inner
     });
+    ctx.request_repaint_after(Duration::from_secs(1));
+    shown.inner
 }
 
 /// What a confirm gates, in words.
@@ -112,4 +110,53 @@ pub(crate) fn journal(ctx: &egui::Context, open: &mut bool, snap: &Snapshot) {
             }
         });
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(ctx: &egui::Context, events: Vec<egui::Event>, pending: &Confirm) -> ConfirmShown {
+        let input = egui::RawInput {
+            screen_rect: Some(egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(1000.0, 700.0))),
+            events,
+            ..Default::default()
+        };
+        let mut shown = None;
+        let mut output = ctx.run_ui(input, |ui| shown = Some(confirm(ui.ctx(), pending)));
+        // No renderer here: the font atlas updates are dropped on purpose.
+        output.textures_delta.clear();
+        shown.expect("the modal ran")
+    }
+
+    #[test]
+    fn clicking_confirm_or_decline_answers_the_modal() {
+        let pending = Confirm {
+            id: "confirm-1".into(),
+            title: "Deploy?".into(),
+            message: "push to staging".into(),
+            requester: "agent tu-2 (claude-code)".into(),
+            kind: "ui_confirm".into(),
+            expires_at: Instant::now() + Duration::from_secs(300),
+        };
+        for (button, expected) in [(true, true), (false, false)] {
+            let ctx = egui::Context::default();
+            // The modal settles its size over the first frames.
+            let mut laid_out = frame(&ctx, vec![], &pending);
+            for _ in 0..3 {
+                laid_out = frame(&ctx, vec![], &pending);
+                assert_eq!(laid_out.answer, None, "nothing is answered before a click");
+            }
+            let at = if button { laid_out.yes } else { laid_out.no };
+            let press = |pressed| egui::Event::PointerButton {
+                pos: at,
+                button: egui::PointerButton::Primary,
+                pressed,
+                modifiers: egui::Modifiers::NONE,
+            };
+            let _ = frame(&ctx, vec![egui::Event::PointerMoved(at), press(true)], &pending);
+            let released = frame(&ctx, vec![press(false)], &pending);
+            assert_eq!(released.answer, Some(expected));
+        }
+    }
 }
