@@ -43,6 +43,8 @@ pub(crate) struct TermView {
     pub grid: Arc<Grid>,
     pub status: TermStatus,
     pub title: Option<String>,
+    /// The last input the daemon refused (over TCP input goes through REST, which may refuse it).
+    pub refused: Option<String>,
     /// When the latest grid was published (for the keystroke-to-pixel figure).
     pub published_at: Instant,
 }
@@ -79,6 +81,7 @@ pub(crate) fn open(api: Api, session_id: String, rows: u16, cols: u16, repaint: 
         grid,
         status: TermStatus::Connecting,
         title: None,
+        refused: None,
         published_at: Instant::now(),
     }));
     let (input, rx) = mpsc::channel(INPUT_QUEUE);
@@ -251,9 +254,8 @@ async fn pump(
                     if api.is_remote() {
                         // Over TCP the person writes through REST (WebSocket input is local-only).
                         let data = String::from_utf8_lossy(&bytes).into_owned();
-                        if let Err(e) = api.send(reqwest::Method::POST, &format!("/sessions/{session_id}/write"), &json!({"data": data})).await {
-                            stream.view.locked().title = Some(format!("input refused: {e}"));
-                        }
+                        let written = api.send(reqwest::Method::POST, &format!("/sessions/{session_id}/write"), &json!({"data": data})).await;
+                        stream.view.locked().refused = written.err().map(|e| format!("input refused: {e}"));
                     } else if let Err(e) = sink.send(Message::Binary(bytes.into())).await {
                         return Pumped::Dropped(e.to_string());
                     }

@@ -163,7 +163,11 @@ impl TuicApp {
                 if session.and_then(overview::question).is_some() {
                     label.push_str(" ?");
                 }
-                if ui.selectable_label(i == self.active, label).clicked() {
+                let mut response = ui.selectable_label(i == self.active, label);
+                if let Some(title) = tab.term.view.locked().title.clone() {
+                    response = response.on_hover_text(title);
+                }
+                if response.clicked() {
                     self.active = i;
                 }
                 if ui.small_button("×").on_hover_text("close the tab (the session keeps running)").clicked() {

@@ -40,7 +40,7 @@ pub(crate) fn show(ui: &mut egui::Ui, tab: &mut Tab, view: &TermView, print_geom
     let (cell_w, cell_h) = ui.ctx().fonts_mut(|f| (f.glyph_width(&font, 'M'), f.row_height(&font)));
     let cell = Vec2::new(cell_w.max(1.0), cell_h.max(1.0));
     let status_line = status_text(&view.status);
-    if let Some(text) = &status_line {
+    for text in status_line.iter().chain(&view.refused) {
         ui.colored_label(Color32::from_rgb(230, 180, 80), text);
     }
     let available = ui.available_size();
