@@ -278,7 +278,7 @@ impl eframe::App for TuicApp {
                 self.open(&id, &snap);
             }
         });
-        egui::Panel::left("sessions").resizable(true).default_size(240.0).show(ui, |ui| {
+        egui::Panel::left("sessions").resizable(true).default_size(240.0).min_size(200.0).show(ui, |ui| {
             ui.heading("Sessions");
             let active = self.tabs.get(self.active).map(|t| t.term.session_id.clone());
             egui::ScrollArea::vertical().show(ui, |ui| {
