@@ -18,6 +18,8 @@ command -v taskset >/dev/null || need+=(util-linux)
 command -v Xvfb >/dev/null || need+=(xvfb)
 command -v xwininfo >/dev/null || need+=(x11-utils)
 [ -x /usr/bin/import ] && [ -x /usr/bin/identify ] || need+=(imagemagick)
+command -v xdotool >/dev/null || need+=(xdotool)
+command -v less >/dev/null || need+=(less)
 command -v curl >/dev/null || need+=(curl)
 [ -x /usr/bin/chromium ] || need+=(chromium)
 command -v ip >/dev/null || need+=(iproute2)
@@ -79,5 +81,6 @@ bash tests/mobile/setup.sh
 
 stage "gui: tuic-gui renders under Xvfb"
 bash tests/gui/screenshot.sh target/debug/tuicd target/debug/tuic-gui target/tuic-gui.png
+bash tests/gui/terminal.sh target/debug/tuicd target/debug/tuic-gui
 
 stage "done"
