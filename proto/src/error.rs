@@ -22,6 +22,12 @@ pub enum ErrorCode {
     SessionLimit,
     Internal,
     Unavailable,
+    /// The request names something outside what the caller may reach (403).
+    Forbidden,
+    /// A tool the route runs on is missing or not logged in (424); the message names the fix.
+    DependencyMissing,
+    /// A tool the route ran (`gh`) failed or timed out (502); the message carries its words.
+    UpstreamFailed,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -6,6 +6,8 @@ mod agent;
 mod agent_runtime;
 mod config;
 mod events;
+mod fsgate;
+mod github;
 mod http;
 pub mod limits;
 mod lock;

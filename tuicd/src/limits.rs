@@ -301,3 +301,17 @@ pub const AI_TERMINAL_RUN_OUTPUT_MAX: usize = 1024 * 1024;
 pub const AI_TERMINAL_INPUT_MAX_BYTES: usize = 64 * 1024;
 /// Compiled size of an `ai_terminal` regex (`wait_for`, `drive_agent` wait_pattern).
 pub const AI_TERMINAL_REGEX_SIZE: usize = 1024 * 1024;
+
+/// Absolute-path file routes (`fsgate`): the read cap for remote (TCP) callers, and for callers on
+/// this machine (seed values; the remote one keeps a metered link from pulling 250 MB).
+pub const FS_READ_CAP_REMOTE: u64 = 10 * 1024 * 1024;
+pub const FS_READ_CAP_LOOPBACK: u64 = 250 * 1024 * 1024;
+/// The longest path the gate looks at (Linux's PATH_MAX); a longer one is refused unread.
+pub const FS_PATH_MAX_BYTES: usize = 4096;
+/// `/fs/transfer`: most paths in one request, and most entries one recursive copy walks.
+pub const FS_TRANSFER_MAX_PATHS: usize = 1000;
+pub const FS_TRANSFER_MAX_ENTRIES: usize = 100_000;
+/// Each `gh` call is killed after this long (a hung network call must not hold a request).
+pub const GH_CALL_TIMEOUT: Duration = Duration::from_secs(30);
+/// Most stdout or stderr kept from one `gh` call; the rest is dropped unread.
+pub const GH_OUTPUT_MAX_BYTES: usize = 8 * 1024 * 1024;

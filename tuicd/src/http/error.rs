@@ -35,6 +35,14 @@ pub(crate) enum ApiError {
     SessionLimit(String),
     #[error("{0}")]
     Unavailable(String),
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("{0}")]
+    TooLarge(String),
+    #[error("{0}")]
+    DependencyMissing(String),
+    #[error("{0}")]
+    UpstreamFailed(String),
     #[error("internal error")]
     Internal(#[from] anyhow::Error),
 }
@@ -62,6 +70,10 @@ impl ApiError {
             SessionLimit(_) => (StatusCode::TOO_MANY_REQUESTS, ErrorCode::SessionLimit),
             Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, ErrorCode::Unavailable),
             Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, ErrorCode::Internal),
+            Forbidden(_) => (StatusCode::FORBIDDEN, ErrorCode::Forbidden),
+            TooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, ErrorCode::PayloadTooLarge),
+            DependencyMissing(_) => (StatusCode::FAILED_DEPENDENCY, ErrorCode::DependencyMissing),
+            UpstreamFailed(_) => (StatusCode::BAD_GATEWAY, ErrorCode::UpstreamFailed),
         }
     }
 
@@ -105,6 +117,39 @@ impl From<crate::session::SessionError> for ApiError {
             Exited { .. } => ApiError::Gone(e.to_string()),
             // The program could not be executed or the PTY not opened: say which, to the caller.
             Spawn(_) => ApiError::BadRequest(e.to_string()),
+        }
+    }
+}
+
+impl From<crate::fsgate::GateError> for ApiError {
+    fn from(e: crate::fsgate::GateError) -> Self {
+        use crate::fsgate::GateError::*;
+        match e {
+            Invalid { .. } => ApiError::InvalidField(e.to_string()),
+            Outside { .. } => ApiError::Forbidden(e.to_string()),
+            Missing { .. } => ApiError::NotFound(e.to_string()),
+            Io { .. } => ApiError::BadRequest(e.to_string()),
+        }
+    }
+}
+
+impl From<crate::fsgate::FileError> for ApiError {
+    fn from(e: crate::fsgate::FileError) -> Self {
+        match e {
+            crate::fsgate::FileError::TooLarge { .. } => ApiError::TooLarge(e.to_string()),
+            _ => ApiError::BadRequest(e.to_string()),
+        }
+    }
+}
+
+impl From<crate::github::GhError> for ApiError {
+    fn from(e: crate::github::GhError) -> Self {
+        use crate::github::GhError::*;
+        match e {
+            Missing | NotLoggedIn(_) => ApiError::DependencyMissing(e.to_string()),
+            Invalid(m) => ApiError::InvalidField(m),
+            NotConfirmed(m) => ApiError::Forbidden(m),
+            Failed { .. } => ApiError::UpstreamFailed(e.to_string()),
         }
     }
 }

@@ -66,6 +66,22 @@ pub(super) async fn route(app: App, caller: Caller, req: Request) -> Response {
             GET => routes::capture::get(&app),
             POST => routes::capture::set(&app, &caller, req),
         ),
+        ["fs", "read-external"] => methods!(&method, GET => routes::fs::read_external(&app, req)),
+        ["fs", "read-editor"] => methods!(&method, GET => routes::fs::read_editor(&app, &caller, req)),
+        ["fs", "read-editor-external"] => {
+            methods!(&method, GET => routes::fs::read_editor_external(&app, &caller, req))
+        }
+        ["fs", "write-external"] => methods!(&method, POST => routes::fs::write_external(&app, req)),
+        ["fs", "copy-abs"] => methods!(&method, POST => routes::fs::copy_abs(&app, &caller, req)),
+        ["fs", "move-abs"] => methods!(&method, POST => routes::fs::move_abs(&app, req)),
+        ["fs", "transfer"] => methods!(&method, POST => routes::fs_transfer::transfer(&app, &caller, req)),
+        ["repo", "github-status"] => methods!(&method, GET => routes::github::status(&app, req)),
+        ["repo", "pr-statuses"] => methods!(&method, GET => routes::github::pr_statuses(&app, req)),
+        ["repo", "ci-checks"] => methods!(&method, GET => routes::github::ci_checks(&app, req)),
+        ["repo", "merged-prs"] => methods!(&method, GET => routes::github::merged_prs(&app, req)),
+        ["repo", "create-pr"] => methods!(&method, POST => routes::github::create_pr(&app, &caller, req)),
+        ["repo", "create-issue"] => methods!(&method, POST => routes::github::create_issue(&app, &caller, req)),
+        ["repo", "post-pr-review"] => methods!(&method, POST => routes::github::post_pr_review(&app, &caller, req)),
         ["ui", "confirms"] => methods!(&method, GET => routes::ui::list_confirms(&app)),
         ["ui", "confirm", id] => methods!(&method, POST => routes::ui::answer_confirm(&app, id, req)),
         ["repos"] => methods!(&method,

@@ -11,6 +11,7 @@ pub(crate) mod ai_terminal;
 pub(crate) mod meta;
 pub(crate) mod progress;
 pub(crate) mod repo;
+pub(crate) mod repo_github;
 pub(crate) mod schema;
 pub(crate) mod session;
 pub(crate) mod task;

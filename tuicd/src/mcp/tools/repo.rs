@@ -6,6 +6,7 @@ use serde::Deserialize;
 mod registry;
 
 use super::action::action;
+use super::repo_github;
 use super::{CallContext, ToolDef, ToolError, run_blocking};
 use crate::agent_runtime::journal::{Entry, Filter};
 
@@ -15,7 +16,11 @@ pub(crate) const DESCRIPTION: &str = "Repositories and their shared progress jou
 
 - list: the registered repositories (register one with POST /repos).
 - active: the caller's repository: its PTY's, else the most recently used; {active:null} if none.
-- progress_list: a project's progress journal, oldest first (the newest 1000 at most); ts is ms since the epoch.";
+- progress_list: a project's progress journal, oldest first (the newest 1000 at most); ts is ms since the epoch.
+- prs: a registered repository's open pull requests with their CI summary, through gh.
+- issues: its issues, through gh.
+- close_issue: close an issue, once a person confirms it on a connected UI client.
+- reopen_issue: reopen an issue, with the same confirmation.";
 
 pub(crate) static TOOL: ToolDef = ToolDef {
     name: NAME,
@@ -25,6 +30,10 @@ pub(crate) static TOOL: ToolDef = ToolDef {
         action!(NAME, "progress_list", ProgressList => async progress_list, loopback: false, blocks: true),
         action!(NAME, "list", registry::List => sync registry::list, loopback: false, blocks: false),
         action!(NAME, "active", registry::Active => sync registry::active, loopback: false, blocks: false),
+        action!(NAME, "prs", repo_github::Prs => async repo_github::prs, loopback: false, blocks: true),
+        action!(NAME, "issues", repo_github::Issues => async repo_github::issues, loopback: false, blocks: true),
+        action!(NAME, "close_issue", repo_github::IssueNumber => async repo_github::close_issue, loopback: false, blocks: true),
+        action!(NAME, "reopen_issue", repo_github::IssueNumber => async repo_github::reopen_issue, loopback: false, blocks: true),
     ],
 };
 
