@@ -11,12 +11,12 @@ use crate::harness::{ConfirmAnswerer, DEADLINE, Daemon, wait_until};
 use crate::mcp_client::{call, fails, ok, rpc};
 use crate::session_util::{create_id, wait_text, write};
 
-async fn enabled() -> Daemon {
+pub(crate) async fn enabled() -> Daemon {
     Daemon::builder().config(json!({"ai_terminal_mcp_enabled": true})).start().await
 }
 
 /// A git repository with one commit on branch `trunk-x`, in the daemon's temp dir.
-fn repo(daemon: &Daemon) -> std::path::PathBuf {
+pub(crate) fn repo(daemon: &Daemon) -> std::path::PathBuf {
     let root = daemon.dir.path().join("repo");
     std::fs::create_dir_all(root.join("src")).unwrap();
     std::fs::write(root.join("src/lib.rs"), "fn main() {}\n").unwrap();
@@ -35,11 +35,11 @@ fn repo(daemon: &Daemon) -> std::path::PathBuf {
     root
 }
 
-async fn shell_in(daemon: &Daemon, cwd: &Path) -> String {
+pub(crate) async fn shell_in(daemon: &Daemon, cwd: &Path) -> String {
     create_id(daemon, json!({"cwd": cwd})).await
 }
 
-async fn error_of(daemon: &Daemon, tool: &str, args: Value) -> (String, Value) {
+pub(crate) async fn error_of(daemon: &Daemon, tool: &str, args: Value) -> (String, Value) {
     let (is_error, value) = call(daemon, tool, args).await;
     assert!(is_error, "{tool} should have failed: {value}");
     (value["error"].as_str().unwrap().to_owned(), value)
@@ -70,7 +70,7 @@ async fn hidden_and_refused_unless_enabled() {
         .iter()
         .filter(|t| t["name"].as_str().unwrap().starts_with("ai_terminal_"))
         .count();
-    assert_eq!(count, 8);
+    assert_eq!(count, 13);
 }
 
 #[tokio::test]
