@@ -1,5 +1,5 @@
 //! The `ai_terminal_*` figures of issue 18, over the daemon's Unix socket:
-//! 1. `ai_terminal_drive_agent` against the fake agent CLI (send, wait for idle, read the delta,
+//! 1. `ai_terminal_drive_agent` against the fake agent CLI (send, wait for idle, read the screen,
 //!    confirmed by a scripted answerer on `/events?ui=confirm`), against the same fake agent in a
 //!    bare PTY (write the task, read until its prompt returns): the p50 the tool adds over the
 //!    agent's own turn.
@@ -136,20 +136,19 @@ async fn drive(rounds: usize) -> (f64, f64, f64) {
     assert_eq!(status, 201, "{}", String::from_utf8_lossy(&created));
     let id = serde_json::from_slice::<Value>(&created).unwrap()["session_id"].as_str().unwrap().to_owned();
     // Without a command the tool only waits for idle: the agent's start-up is out of the figures.
-    let ready = call(&mut conn, "ai_terminal_drive_agent", json!({"session_id": id, "timeout_ms": 15000})).await;
-    let mut cursor = ready["cursor"].as_u64().unwrap();
+    call(&mut conn, "ai_terminal_drive_agent", json!({"session_id": id, "timeout_ms": 15000})).await;
     let mut bare = BareAgent::start(cwd.path()).await;
     let (mut tool, mut own, mut added) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..rounds + 1 {
         let task = format!("task {round}");
         let floor = bare.turn(&task).await.as_secs_f64() * 1000.0;
         let start = Instant::now();
-        let args = json!({"session_id": id, "command": task, "timeout_ms": 15000, "since_cursor": cursor});
+        let args = json!({"session_id": id, "command": task, "timeout_ms": 15000});
         let driven = call(&mut conn, "ai_terminal_drive_agent", args).await;
         let took = start.elapsed().as_secs_f64() * 1000.0;
         assert_eq!(driven["reason"], json!("idle"), "{driven}");
         assert!(driven["screen"].as_str().unwrap().contains(&format!("done: {task}")), "{driven}");
-        cursor = driven["cursor"].as_u64().unwrap();
+        assert_eq!(driven["session_state"]["turn_epoch"], json!(round + 1), "{driven}");
         // The first round warms both sides.
         if round > 0 {
             tool.push(took);
@@ -253,7 +252,7 @@ async fn main() {
     println!("| figure | p50 |");
     println!("|---|---|");
     println!("| fake agent turn in a bare PTY (the floor) | {own:.1} ms |");
-    println!("| `ai_terminal_drive_agent` turn (confirm, submit, idle, delta) | {tool:.1} ms |");
+    println!("| `ai_terminal_drive_agent` turn (confirm, submit, idle, read) | {tool:.1} ms |");
     println!("| added by the tool (per-round difference) | {added:.1} ms |");
     println!("| `ai_terminal_search_files`, 100,000 files (80,000 searched) | {:.1} ms |", searched.p50);
     println!(
