@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::ai_terminal::{enabled, error_of, repo, shell_in};
-use crate::harness::{ConfirmAnswerer, Daemon};
+use crate::harness::ConfirmAnswerer;
 use crate::mcp_client::ok;
 
 const AWS_KEY: &str = "AKIAIOSFODNN7EXAMPLE";
@@ -100,81 +100,86 @@ async fn read_list_and_search_stay_in_the_repository_redacted_and_honour_gitigno
     assert_eq!(by_glob["matches"].as_array().unwrap().len(), 1, "{by_glob}");
 }
 
-/// The three answers for one mutating call: nobody to answer, declined, confirmed.
-async fn confirm_three_ways(daemon: &Daemon, tool: &str, args: Value, untouched: impl Fn()) -> Value {
-    let started = Instant::now();
-    let (error, value) = error_of(daemon, tool, args.clone()).await;
-    assert!(error.contains("no UI client connected"), "{tool}: {error}");
-    assert_eq!(value["confirmed"], json!(false));
-    assert!(started.elapsed() < Duration::from_secs(5), "{tool}: refused at once, not after a wait");
-    untouched();
-
-    let declining = ConfirmAnswerer::start(daemon, false).await;
-    let (error, _) = error_of(daemon, tool, args.clone()).await;
-    assert!(error.contains("declined by the user"), "{tool}: {error}");
-    let seen = declining.seen();
-    assert_eq!(seen.len(), 1, "{tool}");
-    assert_eq!(seen[0]["kind"], json!("ai_terminal"));
-    untouched();
-    drop(declining);
-
-    let person = ConfirmAnswerer::start(daemon, true).await;
-    let done = ok(daemon, tool, args).await;
-    assert_eq!(person.seen().len(), 1, "{tool}");
-    done
-}
-
 #[tokio::test]
 async fn writes_and_edits_happen_only_when_a_person_confirms() {
     let daemon = enabled().await;
     let root = repo(&daemon);
     let id = shell_in(&daemon, &root).await;
     let new_file = root.join("src/new.txt");
+    let old_file = root.join("src/old.txt");
+    std::fs::write(&old_file, "alpha\nbeta\nalpha\n").unwrap();
+    let calls = [
+        (
+            "ai_terminal_write_file",
+            json!({"session_id": id, "file_path": "src/new.txt", "content": "alpha\nbeta\nalpha\n"}),
+        ),
+        (
+            "ai_terminal_edit_file",
+            json!({"session_id": id, "file_path": "src/old.txt", "old_string": "beta", "new_string": "gamma"}),
+        ),
+    ];
+    let untouched = || {
+        assert!(!new_file.exists(), "nothing was written");
+        assert_eq!(std::fs::read_to_string(&old_file).unwrap(), "alpha\nbeta\nalpha\n", "nothing was edited");
+    };
 
-    let written = confirm_three_ways(
-        &daemon,
-        "ai_terminal_write_file",
-        json!({"session_id": id, "file_path": "src/new.txt", "content": "alpha\nbeta\nalpha\n"}),
-        || assert!(!new_file.exists(), "nothing was written"),
-    )
-    .await;
+    // Nobody to answer (before any UI client ever connected): refused at once.
+    for (tool, args) in &calls {
+        let started = Instant::now();
+        let (error, value) = error_of(&daemon, tool, args.clone()).await;
+        assert!(error.contains("no UI client connected"), "{tool}: {error}");
+        assert_eq!(value["confirmed"], json!(false));
+        assert!(started.elapsed() < Duration::from_secs(5), "{tool}: refused at once, not after a wait");
+    }
+    untouched();
+
+    // Declined: nothing done, and the person saw what was asked.
+    let declining = ConfirmAnswerer::start(&daemon, false).await;
+    for (tool, args) in &calls {
+        let (error, _) = error_of(&daemon, tool, args.clone()).await;
+        assert!(error.contains("declined by the user"), "{tool}: {error}");
+    }
+    let seen = declining.seen();
+    assert_eq!(seen.len(), 2);
+    assert!(seen.iter().all(|s| s["kind"] == json!("ai_terminal")), "{seen:?}");
+    assert!(seen[0]["message"].as_str().unwrap().contains("src/new.txt"), "{}", seen[0]);
+    assert!(seen[1]["message"].as_str().unwrap().contains("gamma"), "{}", seen[1]);
+    untouched();
+    drop(declining);
+
+    // Confirmed.
+    let person = ConfirmAnswerer::start(&daemon, true).await;
+    let written = ok(&daemon, calls[0].0, calls[0].1.clone()).await;
     assert_eq!(written["created"], json!(true), "{written}");
     assert_eq!(written["path"], json!("src/new.txt"));
     assert_eq!(std::fs::read_to_string(&new_file).unwrap(), "alpha\nbeta\nalpha\n");
-    let leftovers: Vec<_> = std::fs::read_dir(root.join("src")).unwrap().flatten().map(|e| e.file_name()).collect();
-    assert_eq!(leftovers.len(), 2, "no temp file is left beside it: {leftovers:?}");
-
-    let edited = confirm_three_ways(
-        &daemon,
-        "ai_terminal_edit_file",
-        json!({"session_id": id, "file_path": "src/new.txt", "old_string": "beta", "new_string": "gamma"}),
-        || assert_eq!(std::fs::read_to_string(&new_file).unwrap(), "alpha\nbeta\nalpha\n", "nothing was edited"),
-    )
-    .await;
+    let edited = ok(&daemon, calls[1].0, calls[1].1.clone()).await;
     assert_eq!(edited["replacements"], json!(1), "{edited}");
-    assert_eq!(std::fs::read_to_string(&new_file).unwrap(), "alpha\ngamma\nalpha\n");
+    assert_eq!(std::fs::read_to_string(&old_file).unwrap(), "alpha\ngamma\nalpha\n");
+    assert_eq!(person.seen().len(), 2);
+    let leftovers: Vec<_> = std::fs::read_dir(root.join("src")).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert_eq!(leftovers.len(), 3, "no temp file is left beside them: {leftovers:?}");
 
-    // A person answers from here on; bad input is refused before anyone is asked.
-    let person = ConfirmAnswerer::start(&daemon, true).await;
-    let args = json!({"session_id": id, "file_path": "src/new.txt", "old_string": "alpha", "new_string": "delta"});
+    // Bad input is refused before anyone is asked.
+    let args = json!({"session_id": id, "file_path": "src/old.txt", "old_string": "alpha", "new_string": "delta"});
     let (error, value) = error_of(&daemon, "ai_terminal_edit_file", args.clone()).await;
     assert!(error.contains("occurs 2 times") && error.contains("replace_all"), "{error}");
     assert_eq!(value["occurrences"], json!(2));
     let (error, _) = error_of(
         &daemon,
         "ai_terminal_edit_file",
-        json!({"session_id": id, "file_path": "src/new.txt", "old_string": "omega", "new_string": "x"}),
+        json!({"session_id": id, "file_path": "src/old.txt", "old_string": "omega", "new_string": "x"}),
     )
     .await;
     assert!(error.contains("old_string: not found"), "{error}");
-    assert!(person.seen().is_empty(), "no confirmation is asked for an edit that cannot apply");
-    assert_eq!(std::fs::read_to_string(&new_file).unwrap(), "alpha\ngamma\nalpha\n");
+    assert_eq!(person.seen().len(), 2, "no confirmation is asked for an edit that cannot apply");
+    assert_eq!(std::fs::read_to_string(&old_file).unwrap(), "alpha\ngamma\nalpha\n");
 
     let mut all = args;
     all["replace_all"] = json!(true);
     let replaced = ok(&daemon, "ai_terminal_edit_file", all).await;
     assert_eq!(replaced["replacements"], json!(2), "{replaced}");
-    assert_eq!(std::fs::read_to_string(&new_file).unwrap(), "delta\ngamma\ndelta\n");
+    assert_eq!(std::fs::read_to_string(&old_file).unwrap(), "delta\ngamma\ndelta\n");
     let over =
         ok(&daemon, "ai_terminal_write_file", json!({"session_id": id, "file_path": new_file, "content": "x"})).await;
     assert_eq!(over["created"], json!(false), "{over}");
