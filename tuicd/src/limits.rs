@@ -394,3 +394,16 @@ pub const FS_TRANSFER_MAX_ENTRIES: usize = 100_000;
 pub const GH_CALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// Most stdout or stderr kept from one `gh` call; the rest is dropped unread.
 pub const GH_OUTPUT_MAX_BYTES: usize = 8 * 1024 * 1024;
+/// `ai_terminal_read_file`: the seed's page of 200 lines, at most 2000, and its 10 MB file limit
+/// (the file tools neither read nor write a larger one).
+pub const AI_TERMINAL_READ_LINES_DEFAULT: usize = 200;
+pub const AI_TERMINAL_READ_LINES_MAX: usize = 2000;
+pub const AI_TERMINAL_FILE_MAX_BYTES: u64 = 10 * 1024 * 1024;
+/// `ai_terminal_list_files` answers at most this many entries (the seed's 500).
+pub const AI_TERMINAL_LIST_MAX: usize = 500;
+/// `ai_terminal_search_files`: the seed's 50 matches; context lines on each side at most 10; a
+/// matched line longer than 500 bytes is cut; the walk stops after 60 s with what it found.
+pub const AI_TERMINAL_SEARCH_MAX_MATCHES: usize = 50;
+pub const AI_TERMINAL_CONTEXT_LINES_MAX: usize = 10;
+pub const AI_TERMINAL_SEARCH_LINE_MAX: usize = 500;
+pub const AI_TERMINAL_SEARCH_BUDGET: Duration = Duration::from_secs(60);

@@ -11,12 +11,12 @@ use crate::harness::{ConfirmAnswerer, DEADLINE, Daemon, wait_until};
 use crate::mcp_client::{call, fails, ok, rpc};
 use crate::session_util::{create_id, wait_text, write};
 
-async fn enabled() -> Daemon {
+pub(crate) async fn enabled() -> Daemon {
     Daemon::builder().config(json!({"ai_terminal_mcp_enabled": true})).start().await
 }
 
 /// A git repository with one commit on branch `trunk-x`, in the daemon's temp dir.
-fn repo(daemon: &Daemon) -> std::path::PathBuf {
+pub(crate) fn repo(daemon: &Daemon) -> std::path::PathBuf {
     let root = daemon.dir.path().join("repo");
     std::fs::create_dir_all(root.join("src")).unwrap();
     std::fs::write(root.join("src/lib.rs"), "fn main() {}\n").unwrap();
@@ -35,11 +35,11 @@ fn repo(daemon: &Daemon) -> std::path::PathBuf {
     root
 }
 
-async fn shell_in(daemon: &Daemon, cwd: &Path) -> String {
+pub(crate) async fn shell_in(daemon: &Daemon, cwd: &Path) -> String {
     create_id(daemon, json!({"cwd": cwd})).await
 }
 
-async fn error_of(daemon: &Daemon, tool: &str, args: Value) -> (String, Value) {
+pub(crate) async fn error_of(daemon: &Daemon, tool: &str, args: Value) -> (String, Value) {
     let (is_error, value) = call(daemon, tool, args).await;
     assert!(is_error, "{tool} should have failed: {value}");
     (value["error"].as_str().unwrap().to_owned(), value)
@@ -70,7 +70,7 @@ async fn hidden_and_refused_unless_enabled() {
         .iter()
         .filter(|t| t["name"].as_str().unwrap().starts_with("ai_terminal_"))
         .count();
-    assert_eq!(count, 8);
+    assert_eq!(count, 13);
 }
 
 #[tokio::test]
@@ -91,6 +91,14 @@ async fn reads_are_redacted_and_report_state_and_context() {
     wait_text(&daemon, &id, "after-cursor\n").await;
     let delta = ok(&daemon, "ai_terminal_read_screen", json!({"session_id": id, "since_cursor": cursor})).await;
     assert!(!delta["screen"].as_str().unwrap().contains("EXAMPLE done"), "{delta}");
+
+    // On the alternate screen nothing scrolls into the log: a delta answers the screen itself.
+    let cursor = delta["cursor"].as_u64().unwrap();
+    write(&daemon, &id, "printf '\\033[?1049h'; echo full-$((6*7))-screen\n").await;
+    wait_text(&daemon, &id, "full-42-screen").await;
+    let full = ok(&daemon, "ai_terminal_read_screen", json!({"session_id": id, "since_cursor": cursor})).await;
+    assert!(full["screen"].as_str().unwrap().contains("full-42-screen"), "{full}");
+    write(&daemon, &id, "printf '\\033[?1049l'\n").await;
 
     let context = ok(&daemon, "ai_terminal_get_context", json!({"session_id": id})).await;
     assert_eq!(context["git_branch"], json!("trunk-x"), "{context}");
@@ -219,6 +227,11 @@ async fn run_command_is_checked_confirmed_captured_and_redacted() {
         error_of(&daemon, "ai_terminal_run_command", json!({"session_id": id, "command": "ls", "timeout_ms": 700000}))
             .await;
     assert!(error.contains("timeout_ms"), "{error}");
+
+    // A session outside any repository has no sandbox: nothing runs there.
+    let loose = shell_in(&daemon, daemon.dir.path()).await;
+    let (error, _) = error_of(&daemon, "ai_terminal_run_command", json!({"session_id": loose, "command": "ls"})).await;
+    assert!(error.contains("inside no git repository"), "{error}");
 
     let started = Instant::now();
     let slow = ok(

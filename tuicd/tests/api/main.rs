@@ -13,6 +13,7 @@ mod agents_progress;
 mod agents_spawn;
 mod agents_stream;
 mod ai_terminal;
+mod ai_terminal_files;
 mod bounded;
 mod bridge;
 mod browser;

@@ -110,6 +110,11 @@ pub(crate) fn registry() -> &'static [&'static ToolDef] {
         &ai_terminal::GET_CONTEXT,
         &ai_terminal::DRIVE_AGENT,
         &ai_terminal::RUN_COMMAND,
+        &ai_terminal::READ_FILE,
+        &ai_terminal::WRITE_FILE,
+        &ai_terminal::EDIT_FILE,
+        &ai_terminal::LIST_FILES,
+        &ai_terminal::SEARCH_FILES,
     ];
     REGISTRY
 }

@@ -86,7 +86,10 @@ pub(super) fn preview(text: &str, max: usize) -> String {
 
 /// The screen as an outside agent reads it: the last `lines` lines (tail), or the log lines after
 /// `since_cursor` (at most `lines`), redacted; and the cursor to pass next.
+/// A full-screen program (an agent's TUI, vim) redraws the alternate screen instead of scrolling
+/// lines into the log, so a delta there would always be empty: it answers the screen instead.
 pub(super) fn read_lines(session: &Session, lines: usize, since_cursor: Option<u64>) -> (String, u64) {
+    let since_cursor = since_cursor.filter(|_| !session.alternate_screen());
     let read = session.text_within(since_cursor, AI_TERMINAL_TEXT_MAX_BYTES);
     let all: Vec<&str> = if read.data.is_empty() { Vec::new() } else { read.data.split('\n').collect() };
     let (kept, cursor) = match since_cursor {
@@ -106,11 +109,18 @@ pub(super) fn pattern(name: &str, source: &str) -> Result<Regex, ToolError> {
         .map_err(|e| ToolError::new(format!("{name}: not a valid regular expression: {e}")))
 }
 
-/// The repository the session works in: the nearest ancestor of its cwd with `.git`, else its
-/// cwd. Everything the file and command tools touch stays inside it.
-pub(super) fn sandbox_root(session: &Session) -> PathBuf {
+/// The repository the session works in: the nearest ancestor of its cwd with `.git`. Everything
+/// the file and command tools touch stays inside it; a session outside any repository has no
+/// sandbox (its cwd could be `/`), so those tools refuse it.
+pub(super) fn sandbox_root(session: &Session) -> Result<PathBuf, ToolError> {
     let cwd = std::fs::canonicalize(&session.cwd).unwrap_or_else(|_| session.cwd.clone());
-    repo_root(&cwd).unwrap_or(cwd)
+    repo_root(&cwd).ok_or_else(|| {
+        ToolError::new(format!(
+            "{} works in {}, which is inside no git repository: the file and command tools are confined to the session's repository",
+            session.alias,
+            cwd.display()
+        ))
+    })
 }
 
 pub(super) fn repo_root(start: &Path) -> Option<PathBuf> {

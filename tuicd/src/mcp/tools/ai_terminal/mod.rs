@@ -5,8 +5,11 @@
 
 mod common;
 mod drive;
+mod files;
+mod find;
 mod observe;
 mod run;
+mod sandbox;
 
 use super::ToolDef;
 use super::action::action;
@@ -53,3 +56,18 @@ single!(DRIVE_AGENT, "ai_terminal_drive_agent",
 single!(RUN_COMMAND, "ai_terminal_run_command",
     "Run a shell command in the terminal's repository and capture its output (redacted). Destructive commands are refused; asks the user to confirm first.",
     run::RunCommand => async run::run_command, loopback: true, blocks: true);
+single!(READ_FILE, "ai_terminal_read_file",
+    "Read a text file in the terminal's repository by pages of lines (secrets redacted; line numbers count the redacted text). Binary files and files over 10 MB are refused.",
+    files::ReadFile => async files::read_file, loopback: false, blocks: true);
+single!(WRITE_FILE, "ai_terminal_write_file",
+    "Create or overwrite a text file in the terminal's repository, atomically. Asks the user to confirm first.",
+    files::WriteFile => async files::write_file, loopback: true, blocks: true);
+single!(EDIT_FILE, "ai_terminal_edit_file",
+    "Replace old_string with new_string in a file of the terminal's repository; old_string must be unique unless replace_all. Asks the user to confirm first.",
+    files::EditFile => async files::edit_file, loopback: true, blocks: true);
+single!(LIST_FILES, "ai_terminal_list_files",
+    "List files matching a glob in the terminal's repository, honouring .gitignore (at most 500).",
+    find::ListFiles => async find::list_files, loopback: false, blocks: true);
+single!(SEARCH_FILES, "ai_terminal_search_files",
+    "Regex search of the files in the terminal's repository, honouring .gitignore: at most 50 matches with context lines (secrets redacted).",
+    find::SearchFiles => async find::search_files, loopback: false, blocks: true);

@@ -107,7 +107,7 @@ pub(super) fn get_context(ctx: &CallContext, p: Target) -> Result<Context, ToolE
         session_id: session.id.clone(),
         shell_state: session.shell_state().and_then(|s| serde_json::to_value(s).ok()),
         cwd: session.cwd.display().to_string(),
-        git_branch: git_branch(&sandbox_root(&session)),
+        git_branch: sandbox_root(&session).ok().and_then(|root| git_branch(&root)),
         last_exit_code: session.attached_status().and_then(|s| s.last_exit_code),
         agent_type: session.agent_type.clone(),
         terminal_mode: terminal_mode(&session),

@@ -86,7 +86,7 @@ pub(super) async fn run_command(ctx: &CallContext, p: RunCommand) -> Result<Ran,
     }
     let timeout = Duration::from_millis(requested.min(SESSION_WAIT_RUN_MAX_MS));
     let session = target(ctx, &p.session_id)?;
-    let root = sandbox_root(&session);
+    let root = sandbox_root(&session)?;
     let cwd = working_dir(p.cwd.as_deref(), &session.cwd, &root)?;
     check(&p.command, &cwd, &root).map_err(|refusal| {
         ToolError::new(format!("{TOOL} refused: destructive command ({refusal}); nothing was run"))
