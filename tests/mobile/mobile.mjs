@@ -177,7 +177,17 @@ async function run() {
   });
 
   await check("through a tunnel to the Unix socket (as ssh -L forwards it) the page works without a password", async () => {
-    const tunnel = net.createServer((client) => client.pipe(net.connect(path.join(dir, "mcp.sock"))).pipe(client));
+    // As ssh -L does: one socket connection per browser connection. Either side ending (the daemon
+    // stopping later in this run included) ends both, never an unhandled error.
+    const pairs = [];
+    const tunnel = net.createServer((client) => {
+      const upstream = net.connect(path.join(dir, "mcp.sock"));
+      const end = () => { client.destroy(); upstream.destroy(); };
+      client.on("error", end);
+      upstream.on("error", end);
+      client.pipe(upstream).pipe(client);
+      pairs.push(end);
+    });
     await new Promise((resolve) => tunnel.listen(0, "127.0.0.1", resolve));
     const plain = await browser.newContext(PHONE);
     const other = await plain.newPage();
@@ -187,6 +197,7 @@ async function run() {
     } finally {
       await plain.close();
       tunnel.close();
+      pairs.forEach((end) => end());
     }
   });
 

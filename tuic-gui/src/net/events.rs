@@ -1,4 +1,4 @@
-//! `GET /events?ui=confirm,screenshot`: the daemon's bus, followed for as long as the window is
+//! `GET /events?ui=confirm`: the daemon's bus, followed for as long as the window is
 //! open (reconnecting after a restart). It keeps the confirms, toasts, peers and journal in the
 //! snapshot, asks the poller for a fresh session list, and carries out tab requests.
 
@@ -15,8 +15,10 @@ use crate::lock::Recover as _;
 
 /// Waiting between two attempts to reopen the bus.
 const RECONNECT_DELAY: Duration = Duration::from_millis(500);
-/// The bus with this client counted as one that answers confirms (and screenshot requests).
-const BUS: &str = "/events?ui=confirm,screenshot";
+/// The bus with this client counted as one that answers confirms. It does not declare
+/// `screenshot`: the window does not capture itself yet, and a declared answerer that never
+/// answers would make `ui action=screenshot` wait out its deadline instead of refusing at once.
+const BUS: &str = "/events?ui=confirm";
 /// A daemon without the `ui` query: the plain bus (toasts, tabs, sessions, journal).
 const PLAIN_BUS: &str = "/events";
 

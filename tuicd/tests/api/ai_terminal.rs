@@ -293,3 +293,33 @@ async fn drive_agent_runs_one_turn_and_holds_the_session_meanwhile() {
     assert!(!text.contains("intruder"), "{text}");
     assert!(fails(&daemon, "ai_terminal_drive_agent", json!({"session_id": id, "lines": 0})).await.contains("lines"));
 }
+
+/// Every writing tool but send_input (tested above) and the file tools (ai_terminal_files.rs):
+/// refused at once with nobody to answer, refused when declined, and nothing reaches the PTY.
+#[tokio::test]
+async fn each_writing_tool_is_refused_without_a_person_and_when_declined() {
+    let daemon = enabled().await;
+    let root = repo(&daemon);
+    let id = shell_in(&daemon, &root).await;
+    let calls = [
+        ("ai_terminal_send_key", json!({"session_id": id, "key": "enter"})),
+        ("ai_terminal_drive_agent", json!({"session_id": id, "command": "echo driven-$((40+2))", "timeout_ms": 2000})),
+        ("ai_terminal_run_command", json!({"session_id": id, "command": "touch ran-here"})),
+    ];
+    for (tool, args) in &calls {
+        let started = Instant::now();
+        let (error, value) = error_of(&daemon, tool, args.clone()).await;
+        assert!(error.contains("no UI client connected"), "{tool}: {error}");
+        assert_eq!(value["confirmed"], json!(false));
+        assert!(started.elapsed() < Duration::from_secs(5), "{tool}: refused at once, not after a wait");
+    }
+    let declining = ConfirmAnswerer::start(&daemon, false).await;
+    for (tool, args) in &calls {
+        let (error, _) = error_of(&daemon, tool, args.clone()).await;
+        assert!(error.contains("declined by the user"), "{tool}: {error}");
+    }
+    assert_eq!(declining.seen().len(), calls.len(), "each tool asked once");
+    assert!(!root.join("ran-here").exists(), "a declined run_command ran nothing");
+    let (_, out) = daemon.get(&format!("/sessions/{id}/output?format=text")).await;
+    assert!(!out["data"].as_str().unwrap().contains("driven-42"), "{out}");
+}
