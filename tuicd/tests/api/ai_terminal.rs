@@ -92,14 +92,6 @@ async fn reads_are_redacted_and_report_state_and_context() {
     let delta = ok(&daemon, "ai_terminal_read_screen", json!({"session_id": id, "since_cursor": cursor})).await;
     assert!(!delta["screen"].as_str().unwrap().contains("EXAMPLE done"), "{delta}");
 
-    // On the alternate screen nothing scrolls into the log: a delta answers the screen itself.
-    let cursor = delta["cursor"].as_u64().unwrap();
-    write(&daemon, &id, "printf '\\033[?1049h'; echo full-$((6*7))-screen\n").await;
-    wait_text(&daemon, &id, "full-42-screen").await;
-    let full = ok(&daemon, "ai_terminal_read_screen", json!({"session_id": id, "since_cursor": cursor})).await;
-    assert!(full["screen"].as_str().unwrap().contains("full-42-screen"), "{full}");
-    write(&daemon, &id, "printf '\\033[?1049l'\n").await;
-
     let context = ok(&daemon, "ai_terminal_get_context", json!({"session_id": id})).await;
     assert_eq!(context["git_branch"], json!("trunk-x"), "{context}");
     assert_eq!(context["terminal_mode"], json!("normal"));
@@ -113,6 +105,15 @@ async fn reads_are_redacted_and_report_state_and_context() {
     assert!(error.contains("Unknown session"), "{error}");
     let (error, _) = error_of(&daemon, "ai_terminal_get_state", json!({"session_id": id, "extra": 1})).await;
     assert!(error.contains("extra"), "{error}");
+
+    // On the alternate screen nothing scrolls into the log: a delta answers the screen itself.
+    let cursor = delta["cursor"].as_u64().unwrap();
+    write(&daemon, &id, "printf '\\033[?1049h'; echo full-$((6*7))-screen\n").await;
+    wait_text(&daemon, &id, "full-42-screen").await;
+    let full = ok(&daemon, "ai_terminal_read_screen", json!({"session_id": id, "since_cursor": cursor})).await;
+    assert!(full["screen"].as_str().unwrap().contains("full-42-screen"), "{full}");
+    let state = ok(&daemon, "ai_terminal_get_state", json!({"session_id": id})).await;
+    assert_eq!(state["terminal_mode"], json!("alternate_screen"));
 }
 
 #[tokio::test]
