@@ -41,7 +41,7 @@ pub(crate) fn context(app: &App, client: Connecting<'_>) -> InstructionContext {
             continue;
         }
         in_pty |= client.tuic_session == Some(info.tuic_session.as_str());
-        let repo = repo_root(Path::new(&info.cwd)).map(|root| shown(&root));
+        let repo = info.repo.as_deref().map(|root| shown(Path::new(root)));
         if let Some(repo) = &repo
             && !repos.contains(repo)
         {
@@ -66,9 +66,4 @@ pub(crate) fn context(app: &App, client: Connecting<'_>) -> InstructionContext {
         sessions,
         peers,
     }
-}
-
-/// The nearest ancestor of `cwd` (itself included) holding a `.git` directory or file.
-fn repo_root(cwd: &Path) -> Option<std::path::PathBuf> {
-    cwd.ancestors().find(|dir| dir.join(".git").exists()).map(Path::to_path_buf)
 }

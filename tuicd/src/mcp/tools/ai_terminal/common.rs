@@ -109,39 +109,22 @@ pub(super) fn pattern(name: &str, source: &str) -> Result<Regex, ToolError> {
         .map_err(|e| ToolError::new(format!("{name}: not a valid regular expression: {e}")))
 }
 
-/// The repository the session works in: the nearest ancestor of its cwd with `.git`. Everything
-/// the file and command tools touch stays inside it; a session outside any repository has no
-/// sandbox (its cwd could be `/`), so those tools refuse it.
+/// The repository the session works in: the one it carries (the nearest ancestor of its cwd with
+/// `.git`). Everything the file and command tools touch stays inside it; a session outside any
+/// repository has no sandbox (its cwd could be `/`), so those tools refuse it.
 pub(super) fn sandbox_root(session: &Session) -> Result<PathBuf, ToolError> {
-    let cwd = std::fs::canonicalize(&session.cwd).unwrap_or_else(|_| session.cwd.clone());
-    repo_root(&cwd).ok_or_else(|| {
+    session.repo.clone().ok_or_else(|| {
         ToolError::new(format!(
             "{} works in {}, which is inside no git repository: the file and command tools are confined to the session's repository",
             session.alias,
-            cwd.display()
+            session.cwd.display()
         ))
     })
 }
 
-pub(super) fn repo_root(start: &Path) -> Option<PathBuf> {
-    start.ancestors().find(|dir| dir.join(".git").exists()).map(Path::to_path_buf)
-}
-
-/// The branch in `.git/HEAD` (read as a file: no subprocess, no index lock); a linked worktree's
-/// `.git` file points at its own HEAD. A detached HEAD answers its short commit.
+/// The branch in the work tree's `HEAD` file (no subprocess, no index lock); a detached HEAD
+/// answers its short commit.
 pub(super) fn git_branch(root: &Path) -> Option<String> {
-    let dot_git = root.join(".git");
-    let git_dir = if dot_git.is_file() {
-        let text = std::fs::read_to_string(&dot_git).ok()?;
-        let dir = PathBuf::from(text.trim().strip_prefix("gitdir:")?.trim());
-        if dir.is_absolute() { dir } else { root.join(dir) }
-    } else {
-        dot_git
-    };
-    let head = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
-    let head = head.trim();
-    match head.strip_prefix("ref: refs/heads/") {
-        Some(branch) => Some(branch.to_owned()),
-        None => Some(head.chars().take(12).collect()),
-    }
+    let head = std::fs::read_to_string(crate::repos::head::git_dir(root)?.join("HEAD")).ok()?;
+    Some(crate::repos::head::branch_of_head(&head).unwrap_or_else(|| head.trim().chars().take(12).collect()))
 }
