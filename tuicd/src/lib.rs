@@ -4,6 +4,7 @@
 
 mod agent;
 mod agent_runtime;
+mod child;
 mod config;
 mod events;
 mod fsgate;

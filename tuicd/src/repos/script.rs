@@ -1,16 +1,14 @@
 //! Running a setup script in a directory (`/worktrees/run-script`, a new worktree's setup):
-//! `sh -c <script>` in its own process group, bounded in time ([`WORKTREE_SCRIPT_TIMEOUT`]) and in
+//! `sh -c <script>` through the one child runner ([`crate::child`]), bounded in time ([`WORKTREE_SCRIPT_TIMEOUT`]) and in
 //! output kept ([`WORKTREE_SCRIPT_OUTPUT_MAX_BYTES`], stdout and stderr interleaved as written).
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde::Serialize;
-use tokio::io::AsyncReadExt;
-use tokio::process::Command;
 
 use super::RepoError;
+use crate::child::{self, Spec};
 use crate::limits::WORKTREE_SCRIPT_OUTPUT_MAX_BYTES;
 
 /// What a script did.
@@ -34,59 +32,31 @@ pub(crate) async fn run(dir: &Path, script: &str, timeout: Duration) -> Result<S
     if script.contains('\0') {
         return Err(RepoError::InvalidPath("script contains a NUL byte".into()));
     }
-    // One pipe for both streams keeps their order as written.
-    let (reader, writer) = std::io::pipe().map_err(|e| RepoError::Failed(format!("creating a pipe: {e}")))?;
-    let writer_err = writer.try_clone().map_err(|e| RepoError::Failed(format!("creating a pipe: {e}")))?;
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(writer)
-        .stderr(writer_err)
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| RepoError::Failed(format!("starting sh in {}: {e}", dir.display())))?;
-    let pgid = child.id();
-    let reader = tokio::net::unix::pipe::Receiver::from_owned_fd(reader.into())
-        .map_err(|e| RepoError::Failed(format!("reading the script's output: {e}")))?;
-    let read = async move {
-        let mut reader = reader;
-        let mut out = Vec::new();
-        let mut truncated = false;
-        let mut chunk = [0u8; 8192];
-        loop {
-            match reader.read(&mut chunk).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    let room = WORKTREE_SCRIPT_OUTPUT_MAX_BYTES.saturating_sub(out.len());
-                    truncated |= n > room;
-                    out.extend_from_slice(&chunk[..n.min(room)]);
-                }
-            }
-        }
-        (out, truncated)
+    let args = ["-c", script];
+    let spec = Spec {
+        program: "sh",
+        args: &args,
+        cwd: dir,
+        env: &[],
+        stdin: None,
+        timeout,
+        keep: WORKTREE_SCRIPT_OUTPUT_MAX_BYTES,
+        merge_output: true,
     };
-    let run = async { tokio::join!(read, child.wait()) };
-    match tokio::time::timeout(timeout, run).await {
-        Ok(((out, truncated), status)) => Ok(ScriptResult {
-            exit_code: status.ok().and_then(|s| s.code()),
-            output: String::from_utf8_lossy(&out).into_owned(),
-            truncated,
-            timed_out: false,
-        }),
-        Err(_) => {
-            if let Some(pgid) = pgid.and_then(|p| rustix::process::Pid::from_raw(p as i32)) {
-                let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
-            }
-            let _ = child.wait().await;
-            Ok(ScriptResult {
-                exit_code: None,
-                output: format!("the script ran longer than {} s and was killed", timeout.as_secs()),
-                truncated: false,
-                timed_out: true,
-            })
-        }
+    let done =
+        child::run(spec).await.map_err(|e| RepoError::Failed(format!("starting sh in {}: {e}", dir.display())))?;
+    if done.timed_out {
+        return Ok(ScriptResult {
+            exit_code: None,
+            output: format!("the script ran longer than {} s and was killed", timeout.as_secs()),
+            truncated: false,
+            timed_out: true,
+        });
     }
+    Ok(ScriptResult {
+        exit_code: done.code,
+        output: done.stdout.text(),
+        truncated: done.stdout.dropped > 0,
+        timed_out: false,
+    })
 }

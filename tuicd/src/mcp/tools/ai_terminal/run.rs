@@ -2,14 +2,13 @@
 //! destructive-command check and the person's confirmation; output captured, bounded, redacted.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::common::{claim, confirmed, preview, sandbox_root, target};
+use crate::child::{self, Spec};
 use crate::limits::{
     AI_TERMINAL_INPUT_MAX_BYTES, AI_TERMINAL_RUN_DEFAULT_MS, AI_TERMINAL_RUN_MAX_MS, AI_TERMINAL_RUN_OUTPUT_MAX,
     SESSION_WAIT_RUN_MAX_MS,
@@ -99,60 +98,24 @@ pub(super) async fn run_command(ctx: &CallContext, p: RunCommand) -> Result<Ran,
 }
 
 async fn run(command: &str, cwd: &Path, timeout: Duration) -> Result<Ran, ToolError> {
-    let started = Instant::now();
-    let mut child = tokio::process::Command::new("/bin/sh")
-        .arg("-c")
-        .arg(command)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| ToolError::new(format!("{TOOL}: could not start /bin/sh: {e}")))?;
-    let pid = child.id();
-    let stdout = tokio::spawn(capture(child.stdout.take()));
-    let stderr = tokio::spawn(capture(child.stderr.take()));
-    let (exit_code, timed_out) = match tokio::time::timeout(timeout, child.wait()).await {
-        Ok(status) => (status.ok().and_then(|s| s.code()), false),
-        Err(_) => {
-            // The whole process group: a command's own children must not outlive its deadline.
-            if let Some(pid) = pid.and_then(|p| rustix::process::Pid::from_raw(p as i32)) {
-                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-            }
-            let _ = child.wait().await;
-            (None, true)
-        }
+    let args = ["-c", command];
+    let spec = Spec {
+        program: "/bin/sh",
+        args: &args,
+        cwd,
+        env: &[],
+        stdin: None,
+        timeout,
+        keep: AI_TERMINAL_RUN_OUTPUT_MAX,
+        merge_output: false,
     };
-    let (out, out_dropped) = stdout.await.unwrap_or_default();
-    let (err, err_dropped) = stderr.await.unwrap_or_default();
+    let done = child::run(spec).await.map_err(|e| ToolError::new(format!("{TOOL}: {e}")))?;
     Ok(Ran {
-        exit_code,
-        stdout: redact(&out).into_owned(),
-        stderr: redact(&err).into_owned(),
-        timed_out,
-        truncated_bytes: out_dropped + err_dropped,
-        duration_ms: started.elapsed().as_millis() as u64,
+        exit_code: done.code,
+        stdout: redact(&done.stdout.text()).into_owned(),
+        stderr: redact(&done.stderr.text()).into_owned(),
+        timed_out: done.timed_out,
+        truncated_bytes: done.stdout.dropped + done.stderr.dropped,
+        duration_ms: done.elapsed.as_millis() as u64,
     })
-}
-
-/// Reads a stream to its end, keeping the first [`AI_TERMINAL_RUN_OUTPUT_MAX`] bytes and
-/// counting the rest (so a flood neither grows memory nor blocks the child on a full pipe).
-async fn capture(stream: Option<impl AsyncRead + Unpin>) -> (String, u64) {
-    let Some(mut stream) = stream else { return (String::new(), 0) };
-    let mut kept = Vec::new();
-    let mut dropped = 0u64;
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        match stream.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                let room = AI_TERMINAL_RUN_OUTPUT_MAX.saturating_sub(kept.len());
-                kept.extend_from_slice(&buf[..n.min(room)]);
-                dropped += n.saturating_sub(room) as u64;
-            }
-        }
-    }
-    (String::from_utf8_lossy(&kept).into_owned(), dropped)
 }
