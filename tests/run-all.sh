@@ -82,5 +82,6 @@ bash tests/mobile/setup.sh
 stage "gui: tuic-gui renders under Xvfb"
 bash tests/gui/screenshot.sh target/debug/tuicd target/debug/tuic-gui target/tuic-gui.png
 bash tests/gui/terminal.sh target/debug/tuicd target/debug/tuic-gui
+bash tests/gui/peers.sh target/debug/tuicd target/debug/tuic-gui
 
 stage "done"

@@ -7,6 +7,7 @@ pub mod error;
 pub mod events;
 pub mod health;
 pub mod paths;
+pub mod peers;
 pub mod session;
 
 pub use error::{ErrorBody, ErrorCode};

@@ -67,11 +67,11 @@ xdotool key q
 wait_for "the main screen back after less" 20 cell_is 4 10 "$RED"
 echo "ok: alternate screen entered and left (less)"
 
-# The window counts as a UI client that answers confirms while it is open.
+# The window counts as a UI client that answers confirms and screenshots while it is open.
 answerers() { api GET /ui/confirms | python3 -c 'import json,sys; a=json.load(sys.stdin)["answerers"]; print(a["confirm"], a["screenshot"])'; }
 answerers_are() { [ "$(answerers)" = "$1" ]; }
-wait_for "the window counted as an answerer" 20 answerers_are "1 0"
-echo "ok: the window is the daemon's confirm answerer"
+wait_for "the window counted as an answerer" 20 answerers_are "1 1"
+echo "ok: the window answers confirms and screenshots for the daemon"
 
 # A confirm answered by clicking the modal, asked through MCP `ui action=confirm` when this
 # tuicd has that tool.
@@ -103,7 +103,7 @@ start_daemon "$work"
 wait_for "reconnected" 30 sh -c "tail -n +\$(grep -n 'connection offline' '$work/gui.out' | tail -1 | cut -d: -f1) '$work/gui.out' | grep -q 'connection online'"
 id2=$(api POST /sessions '{"shell":"/bin/sh","cwd":"/tmp"}' | json_field session_id)
 wait_for "the new session listed in the window" 20 sh -c "xdotool search --name '^tuic$' >/dev/null && curl -s --unix-socket '$work/mcp.sock' http://tuic/health | grep -q '\"session_count\":1'"
-wait_for "the window an answerer again" 20 answerers_are "1 0"
+wait_for "the window an answerer again" 20 answerers_are "1 1"
 echo "ok: the window reconnected after a daemon restart ($id2)"
 kill "$gui_pid"; wait "$gui_pid" 2>/dev/null || true
 

@@ -1,6 +1,7 @@
-//! `GET /events?ui=confirm`: the daemon's bus, followed for as long as the window is
-//! open (reconnecting after a restart). It keeps the confirms, toasts, peers and journal in the
-//! snapshot, asks the poller for a fresh session list, and carries out tab requests.
+//! `GET /events?ui=confirm,screenshot`: the daemon's bus, followed for as long as the window is
+//! open (reconnecting after a restart). It keeps the confirms, toasts, journal and screenshot
+//! requests in the snapshot, asks the pollers for a fresh session or peer list, and carries out
+//! tab requests.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -15,10 +16,9 @@ use crate::lock::Recover as _;
 
 /// Waiting between two attempts to reopen the bus.
 const RECONNECT_DELAY: Duration = Duration::from_millis(500);
-/// The bus with this client counted as one that answers confirms. It does not declare
-/// `screenshot`: the window does not capture itself yet, and a declared answerer that never
-/// answers would make `ui action=screenshot` wait out its deadline instead of refusing at once.
-const BUS: &str = "/events?ui=confirm";
+/// The bus with this client counted as one that answers confirms and takes screenshots (the
+/// window captures itself after its next frame and posts the PNG).
+const BUS: &str = "/events?ui=confirm,screenshot";
 /// A daemon without the `ui` query: the plain bus (toasts, tabs, sessions, journal).
 const PLAIN_BUS: &str = "/events";
 
@@ -39,8 +39,12 @@ pub(super) async fn follow(handle: Handle, refresh: Arc<Notify>) {
             Err(ApiError::Unauthorized) => return,
             Err(_) => {}
         }
-        // The confirms of a daemon we cannot hear are not answerable.
-        handle.snapshot.locked().confirms.clear();
+        // The confirms and screenshots of a daemon we cannot hear are not answerable.
+        {
+            let mut snap = handle.snapshot.locked();
+            snap.confirms.clear();
+            snap.screenshots.clear();
+        }
         tokio::time::sleep(RECONNECT_DELAY).await;
     }
 }
@@ -80,7 +84,7 @@ async fn read(handle: &Handle, api: &Api, refresh: &Notify, response: reqwest::R
 
 /// Event kinds we act on, as `'static` names (anything else is ignored).
 fn leak_kind(kind: &str) -> &'static str {
-    const KNOWN: [&str; 12] = [
+    const KNOWN: [&str; 13] = [
         "session-created",
         "session-closed",
         "term-alias-assigned",
@@ -92,6 +96,7 @@ fn leak_kind(kind: &str) -> &'static str {
         "ui-tab",
         "ui-confirm-requested",
         "ui-confirm-resolved",
+        "ui-screenshot-requested",
         "config-changed",
     ];
     KNOWN.iter().find(|k| **k == kind).copied().unwrap_or("other")
@@ -108,12 +113,7 @@ async fn dispatch(handle: &Handle, api: &Api, refresh: &Notify, kind: &str, payl
                 snap.journal.pop_front();
             }
         }
-        "peer-registered" => {
-            handle.snapshot.locked().peers.insert(text("tuic_session"), text("name"));
-        }
-        "peer-unregistered" => {
-            handle.snapshot.locked().peers.remove(&text("tuic_session"));
-        }
+        "peer-registered" | "peer-unregistered" => handle.peers.wake(),
         "mcp-toast" => {
             toast(handle, &text("title"), &text("message"), payload["level"].as_str().unwrap_or("info"));
             if let Some(sound) = payload["sound"].as_str() {
@@ -129,6 +129,7 @@ async fn dispatch(handle: &Handle, api: &Api, refresh: &Notify, kind: &str, payl
             }
         }
         "ui-confirm-resolved" => handle.snapshot.locked().confirms.retain(|c| c.id != text("id")),
+        "ui-screenshot-requested" => handle.snapshot.locked().screenshots.push(text("id")),
         _ => return,
     }
     handle.repaint.request();

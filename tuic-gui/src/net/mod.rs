@@ -4,13 +4,16 @@
 
 pub(crate) mod api;
 mod events;
+mod peers;
+mod screenshot;
 pub(crate) mod term;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use proto::Health;
+use proto::peers::{PeerInbox, PeerInfo};
 use proto::session::{ProcessStat, SessionInfo};
 use serde_json::{Value, json};
 use tokio::sync::{Notify, mpsc};
@@ -68,22 +71,38 @@ pub(crate) struct Snapshot {
     pub config: Option<Value>,
     pub confirms: Vec<Confirm>,
     pub toasts: Vec<Toast>,
-    /// Peers by `tuic_session`, from the bus.
-    pub peers: BTreeMap<String, String>,
+    /// `GET /peers`, polled while the Peers view is open.
+    pub peers: Vec<PeerInfo>,
+    /// The selected peer's waiting mail (`GET /peers/:id/inbox`), or why it cannot be shown.
+    pub inbox: Option<Result<PeerInbox, String>>,
+    /// `GET /progress` while the Peers view is open, and `progress-recorded` from the bus.
     pub journal: VecDeque<Value>,
+    /// `ui-screenshot-requested` ids the window has not captured yet.
+    pub screenshots: Vec<String>,
 }
 
 #[derive(Debug)]
 pub(crate) enum Command {
     Connect(Target),
-    Write { session_id: String, data: String },
+    Write {
+        session_id: String,
+        data: String,
+    },
     Create(Value),
     Close(String),
-    Answer { id: String, confirmed: bool },
+    Answer {
+        id: String,
+        confirmed: bool,
+    },
     LoadAgents,
     LoadConfig,
     SaveConfig(Value),
     SetPassword(String),
+    /// The window's pixels for screenshot request `id`: encoded and posted off the UI thread.
+    Screenshot {
+        id: String,
+        image: Arc<eframe::egui::ColorImage>,
+    },
 }
 
 /// Wakes the UI when the network side changed something it shows.
@@ -105,6 +124,7 @@ pub(crate) struct Handle {
     repaint: Repaint,
     runtime: tokio::runtime::Handle,
     api: Arc<Mutex<Api>>,
+    peers: peers::Watch,
 }
 
 impl Handle {
@@ -125,6 +145,12 @@ impl Handle {
         let api = self.api.locked().clone();
         term::open(api, session_id.to_owned(), rows, cols, self.repaint.clone())
     }
+
+    /// Says whether the Peers view is open and which peer it shows: the network side polls
+    /// them (every 3 s) only while it is, and at once when either changes.
+    pub(crate) fn watch_peers(&self, visible: bool, selected: Option<&str>) {
+        self.peers.set(visible, selected);
+    }
 }
 
 pub(crate) fn spawn(target: Target) -> anyhow::Result<Handle> {
@@ -139,6 +165,7 @@ pub(crate) fn spawn(target: Target) -> anyhow::Result<Handle> {
         repaint: Repaint::default(),
         runtime: runtime.handle().clone(),
         api: Arc::new(Mutex::new(api)),
+        peers: peers::Watch::default(),
     };
     let worker = handle.clone();
     std::thread::Builder::new().name("tuic-net".into()).spawn(move || runtime.block_on(run(worker, rx)))?;
@@ -148,6 +175,7 @@ pub(crate) fn spawn(target: Target) -> anyhow::Result<Handle> {
 async fn run(handle: Handle, mut commands: mpsc::Receiver<Command>) {
     let refresh = Arc::new(Notify::new());
     let mut events = tokio::spawn(events::follow(handle.clone(), refresh.clone()));
+    tokio::spawn(peers::follow(handle.clone()));
     let mut tick = tokio::time::interval(POLL_INTERVAL);
     let mut last_stats = Instant::now() - STATS_INTERVAL;
     loop {
@@ -170,6 +198,7 @@ async fn run(handle: Handle, mut commands: mpsc::Receiver<Command>) {
                         *snap = Snapshot { target: target.label(), generation: snap.generation + 1, ..Snapshot::default() };
                     }
                     events = tokio::spawn(events::follow(handle.clone(), refresh.clone()));
+                    handle.peers.wake();
                 }
                 Some(command) => {
                     let api = handle.api.locked().clone();
@@ -263,6 +292,10 @@ async fn execute(handle: &Handle, api: &Api, command: Command) -> Result<(), Api
             let config = api.send(Method::PUT, "/config", &patch).await?;
             handle.snapshot.locked().config = Some(config);
             events::toast(handle, "Password changed", "remote access uses the new password", "info");
+        }
+        // Its own task: encoding takes a while, and the poll loop goes on meanwhile.
+        Command::Screenshot { id, image } => {
+            drop(tokio::spawn(screenshot::answer(handle.clone(), api.clone(), id, image)))
         }
     }
     Ok(())

@@ -1,9 +1,10 @@
 //! The window: a status bar, the question banner, the sessions overview, the terminals as tabs,
-//! and the dialogs. Every frame is drawn from the network side's last snapshot.
+//! the peers and journal, and the dialogs; it answers screenshot requests with its own pixels. Every frame is drawn from the network side's last snapshot.
 
 mod dialogs;
 mod notices;
 mod overview;
+mod peers;
 mod terminal;
 
 use std::path::PathBuf;
@@ -36,12 +37,12 @@ pub(crate) struct TuicApp {
     connect: Option<dialogs::ConnectForm>,
     spawn: Option<dialogs::SpawnForm>,
     settings: Option<dialogs::SettingsForm>,
-    show_peers: bool,
-    show_journal: bool,
+    peers: peers::PeersView,
     frame_log: Option<FrameLog>,
     /// The connection state and terminal states last printed under `--print-geometry`.
     printed_states: Vec<String>,
     printed_confirm: String,
+    printed_buttons: String,
 }
 
 impl TuicApp {
@@ -57,11 +58,11 @@ impl TuicApp {
             connect: None,
             spawn: None,
             settings: None,
-            show_peers: false,
-            show_journal: false,
+            peers: peers::PeersView::default(),
             frame_log: FrameLog::from_env(),
             printed_states: Vec::new(),
             printed_confirm: String::new(),
+            printed_buttons: String::new(),
         }
     }
 
@@ -149,8 +150,19 @@ impl TuicApp {
                 self.handle.send(Command::LoadConfig);
                 self.settings = Some(dialogs::SettingsForm::default());
             }
-            ui.toggle_value(&mut self.show_peers, format!("Peers ({})", snap.peers.len()));
-            ui.toggle_value(&mut self.show_journal, format!("Journal ({})", snap.journal.len()));
+            let peers = ui.toggle_value(&mut self.peers.open, "Peers");
+            let journal = ui.toggle_value(&mut self.peers.journal_open, format!("Journal ({})", snap.journal.len()));
+            let line = format!(
+                "button peers={:.0},{:.0} journal={:.0},{:.0}",
+                peers.rect.center().x,
+                peers.rect.center().y,
+                journal.rect.center().x,
+                journal.rect.center().y
+            );
+            if self.options.print_geometry && line != self.printed_buttons {
+                println!("{line}");
+                self.printed_buttons = line;
+            }
         });
     }
 
@@ -215,8 +227,10 @@ impl TuicApp {
                 self.settings = None;
             }
         }
-        notices::peers(ctx, &mut self.show_peers, snap);
-        notices::journal(ctx, &mut self.show_journal, snap);
+        if let Some(session_id) = self.peers.show(ctx, snap, self.options.print_geometry) {
+            self.open(&session_id, snap);
+        }
+        self.handle.watch_peers(self.peers.visible(), self.peers.selected.as_deref());
         notices::toasts(ctx, snap);
         if let Some(confirm) = snap.confirms.first() {
             let shown = notices::confirm(ctx, confirm);
@@ -242,7 +256,16 @@ impl eframe::App for TuicApp {
             self.handle.set_context(ui.ctx());
             self.context_set = true;
         }
-        let snap = self.handle.snapshot.locked().clone();
+        let (snap, screenshots) = {
+            let mut snap = self.handle.snapshot.locked();
+            let screenshots = std::mem::take(&mut snap.screenshots);
+            (snap.clone(), screenshots)
+        };
+        // egui hands the pixels of the next painted frame to the callback, on this thread.
+        for id in screenshots {
+            let handle = self.handle.clone();
+            ui.ctx().request_screenshot(move |image| handle.send(Command::Screenshot { id, image }));
+        }
         if snap.generation != self.generation {
             // A new connection: the old streams belong to another daemon.
             self.generation = snap.generation;

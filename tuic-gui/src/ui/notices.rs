@@ -1,5 +1,4 @@
-//! What the daemon asks of the person: confirms as a modal naming who asks and what, toasts,
-//! and the peers and progress journal windows.
+//! What the daemon asks of the person: confirms as a modal naming who asks and what, and toasts.
 
 use std::time::{Duration, Instant};
 
@@ -82,34 +81,6 @@ pub(crate) fn toasts(ctx: &egui::Context, snap: &Snapshot) {
         }
     });
     ctx.request_repaint_after(Duration::from_millis(500));
-}
-
-pub(crate) fn peers(ctx: &egui::Context, open: &mut bool, snap: &Snapshot) {
-    egui::Window::new("Peers").open(open).default_width(360.0).show(ctx, |ui| {
-        ui.weak("Agents registered for messaging (from the event bus since this window connected).");
-        if snap.peers.is_empty() {
-            ui.label("no peers yet");
-        }
-        for (tuic_session, name) in &snap.peers {
-            let session = snap.sessions.iter().find(|s| &s.tuic_session == tuic_session);
-            let terminal = session.map(|s| s.alias.as_str()).unwrap_or("no terminal");
-            ui.label(format!("{name} · {terminal} · {tuic_session}"));
-        }
-    });
-}
-
-pub(crate) fn journal(ctx: &egui::Context, open: &mut bool, snap: &Snapshot) {
-    egui::Window::new("Progress journal").open(open).default_width(480.0).show(ctx, |ui| {
-        if snap.journal.is_empty() {
-            ui.label("no progress recorded since this window connected");
-        }
-        egui::ScrollArea::vertical().stick_to_bottom(true).show(ui, |ui| {
-            for entry in &snap.journal {
-                let field = |k: &str| entry[k].as_str().unwrap_or_default().to_owned();
-                ui.label(format!("[{}] {} {}: {}", field("type"), field("project"), field("agent"), field("text")));
-            }
-        });
-    });
 }
 
 #[cfg(test)]

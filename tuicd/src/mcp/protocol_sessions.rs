@@ -173,6 +173,18 @@ impl ProtocolSessions {
         })
     }
 
+    /// How long ago the session last made a request; zero while it holds an open stream (it is
+    /// listening now). `None` for an unknown session.
+    pub(crate) fn idle_for(&self, id: &str) -> Option<Duration> {
+        self.lock().get(id).map(|e| {
+            if e.stream.as_ref().is_some_and(|s| !s.sender.is_closed()) {
+                Duration::ZERO
+            } else {
+                e.last_active.elapsed()
+            }
+        })
+    }
+
     /// Sessions bound to `tuic_session` whose client takes channel pushes and holds a live stream.
     pub(crate) fn channel_streams(&self, tuic_session: &str) -> Vec<String> {
         self.lock()

@@ -74,6 +74,7 @@ mod liveness;
 mod mail;
 pub(crate) mod mailbox;
 mod reaper;
+pub(crate) mod supervise;
 pub(crate) mod types;
 pub(crate) mod wait;
 pub(crate) mod wake;

@@ -41,6 +41,7 @@ mod netns;
 mod orchestrate;
 mod peers;
 mod peers_delivery;
+mod peers_routes;
 mod plugins;
 mod raw_reads;
 mod remote_write;

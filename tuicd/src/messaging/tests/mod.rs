@@ -6,5 +6,6 @@ mod edge_cases;
 mod identities;
 mod mail_flow;
 mod stress;
+mod supervise;
 mod support;
 mod waits;
