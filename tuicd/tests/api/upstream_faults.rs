@@ -34,10 +34,14 @@ async fn killing_an_upstream_mid_call_fails_the_call_clearly_and_the_upstream_re
     assert!(text.contains("everything") && text.contains("exited"), "says what happened: {text}");
 
     ok(&daemon, "session", json!({"action": "list"})).await;
+    let now = wait_until("a new upstream process", DEADLINE, || async {
+        let now = children_running(daemon.pid(), "server-everything");
+        (now.len() == 1 && now[0] != pid).then_some(now)
+    })
+    .await;
     let restarted = wait_status(&daemon, "everything", "ready").await;
     assert!(restarted["last_error"].as_str().unwrap().contains("exited"), "{restarted}");
-    let now = children_running(daemon.pid(), "server-everything");
-    assert!(now.len() == 1 && now[0] != pid, "a new process: {now:?} (was {pid})");
+    assert_eq!(children_running(daemon.pid(), "server-everything"), now);
     let echo = call_tool(&daemon, &session, "everything__echo", json!({"message": "back"})).await;
     assert!(echo["result"]["content"][0]["text"].as_str().unwrap().contains("back"), "{echo}");
 }
@@ -100,7 +104,7 @@ async fn malicious_tool_names_are_skipped_and_logged_and_native_tools_stay_nativ
     }
     assert!(log.contains("lists this name twice"), "the duplicate is logged");
     let native = call_tool(&daemon, &session, "session", json!({"action": "list"})).await;
-    assert!(native["result"]["content"][0]["text"].as_str().unwrap().starts_with('{'), "{native}");
+    assert_eq!(native["result"]["content"][0]["text"], "[]", "the native session tool answered: {native}");
     let proxied = call_tool(&daemon, &session, "mal__session", json!({})).await;
     assert_eq!(proxied["result"]["content"][0]["text"], "session done");
     let refused = call_tool(&daemon, &session, "mal__a__b", json!({})).await;
@@ -126,6 +130,9 @@ async fn twenty_agents_with_three_upstreams_share_three_processes() {
     let (_root, root) = scratch_dir();
     let servers = [everything("everything"), filesystem("fs", &root), everything("again")];
     let daemon = std::sync::Arc::new(with_upstreams(&servers).start().await);
+    for name in ["everything", "fs", "again"] {
+        wait_status(&daemon, name, "ready").await;
+    }
     let mut agents = Vec::new();
     for n in 0..20 {
         let daemon = daemon.clone();
