@@ -150,3 +150,34 @@ async fn twenty_agents_with_three_upstreams_share_three_processes() {
         children(daemon.pid()).into_iter().filter(|(_, cmd)| cmd.contains("@modelcontextprotocol")).collect();
     assert_eq!(upstreams.len(), 3, "{upstreams:?}");
 }
+
+#[tokio::test]
+async fn a_client_cancellation_ends_the_upstream_call_and_reaches_the_upstream() {
+    let mut sleeper = fake("sleeper", "hang", None);
+    sleeper["timeout_secs"] = json!(120);
+    let builder = with_upstreams(&[sleeper]).config(json!({"disabled_native_tools": []}));
+    let daemon = std::sync::Arc::new(builder.start().await);
+    let session = session(&daemon).await;
+    wait_status(&daemon, "sleeper", "ready").await;
+    let mut stream = crate::mcp_client::open_stream(&daemon, &session).await;
+    let call = {
+        let (daemon, session) = (daemon.clone(), session.clone());
+        tokio::spawn(async move {
+            let params = json!({"name": "sleeper__sleep", "arguments": {}});
+            request(&daemon, &session, 41, "tools/call", params).await
+        })
+    };
+    // The upstream's log message during the call reaches the caller's stream.
+    crate::mcp_client::read_until(&mut stream, "sleeping now", "the upstream's log message").await;
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 41}});
+    let accepted = crate::mcp_client::post_raw(&daemon, cancel.to_string(), &[("mcp-session-id", &session)]).await;
+    assert_eq!(accepted.status, 202);
+    let ended = tokio::time::timeout(DEADLINE, call).await.expect("the cancelled call ends").unwrap();
+    assert!(ended["result"]["content"][0]["text"].as_str().unwrap().contains("cancelled by the client"), "{ended}");
+    // The fake prints what it was told on stderr, which `debug action=logs` shows as the upstream's.
+    wait_until("the upstream told of the cancellation", DEADLINE, || async {
+        let logs = ok(&daemon, "debug", json!({"action": "logs", "source": "upstream", "limit": 1000})).await;
+        logs.to_string().contains("cancelled request").then_some(())
+    })
+    .await;
+}
