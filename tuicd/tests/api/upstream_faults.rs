@@ -181,3 +181,29 @@ async fn a_client_cancellation_ends_the_upstream_call_and_reaches_the_upstream()
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_client_that_goes_away_cancels_its_upstream_call() {
+    let mut sleeper = fake("sleeper", "hang", None);
+    sleeper["timeout_secs"] = json!(120);
+    let daemon = with_upstreams(&[sleeper]).config(json!({"disabled_native_tools": []})).start().await;
+    let session = session(&daemon).await;
+    wait_status(&daemon, "sleeper", "ready").await;
+    let body = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "sleeper__sleep", "arguments": {}}});
+    let gone = daemon
+        .client
+        .post(crate::harness::Daemon::url("/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &session)
+        .timeout(std::time::Duration::from_millis(300))
+        .body(body.to_string())
+        .send()
+        .await;
+    assert!(gone.is_err(), "the client gave up before the answer: {:?}", gone.map(|r| r.status()));
+    wait_until("the upstream told of the cancellation", DEADLINE, || async {
+        let logs = ok(&daemon, "debug", json!({"action": "logs", "source": "upstream", "limit": 1000})).await;
+        logs.to_string().contains("cancelled request").then_some(())
+    })
+    .await;
+}

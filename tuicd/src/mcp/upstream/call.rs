@@ -64,9 +64,10 @@ pub(crate) async fn call(
         Some(_) => return refused(RpcError::invalid_params("tools/call: \"arguments\" must be an object")),
     };
     let (upstream, tool) = target.qualified.split_once(SEPARATOR).unwrap_or((&target.qualified, ""));
-    if !app.mcp.upstream.lists(&target.qualified)
-        && let Some(error) = not_listed(app, upstream, tool)
-    {
+    // A call may come before the watcher has refreshed the aggregate (just after a reconnect).
+    let listed = app.mcp.upstream.lists(&target.qualified)
+        || (app.mcp.upstream.refresh(app) && app.mcp.upstream.lists(&target.qualified));
+    if !listed && let Some(error) = not_listed(app, upstream, tool) {
         return refused(error);
     }
     let mut params = json!({"arguments": arguments});

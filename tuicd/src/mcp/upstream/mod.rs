@@ -55,8 +55,9 @@ impl UpstreamTools {
         self.current.read_locked().iter().find(|t| t.qualified == qualified).cloned()
     }
 
-    /// Rebuilds the aggregate from the registry; `true` when it changed.
-    fn refresh(&self, app: &App) -> bool {
+    /// Rebuilds the aggregate from the registry; `true` when it changed. Any reader may refresh
+    /// (a list or a call may come before the watcher); the watcher alone announces changes.
+    pub(super) fn refresh(&self, app: &App) -> bool {
         let native: Vec<&str> = super::tools::registry().iter().map(|t| t.name).collect();
         let meta = super::tools::meta::NAMES;
         let mut seen = std::collections::HashSet::new();
@@ -148,12 +149,18 @@ pub(crate) fn spawn_watcher(app: &App) {
     let app = app.clone();
     let mut changes = app.upstreams.subscribe_tools();
     tokio::spawn(async move {
+        // What the streams were last told of; compared, not the refresh's answer, since a list
+        // or a call may have refreshed the aggregate first.
+        let mut announced: Arc<Vec<Listed>> = Arc::default();
         loop {
             tokio::select! {
                 () = app.stopping() => return,
                 changed = changes.changed() => if changed.is_err() { return },
             }
-            if app.mcp.upstream.refresh(&app) {
+            app.mcp.upstream.refresh(&app);
+            let now = app.mcp.upstream.listed();
+            if now != announced {
+                announced = now;
                 app.mcp.search_index.set_upstream(app.mcp.upstream.documents(), &app.config.get());
                 app.mcp.notify_tools_changed();
             }
