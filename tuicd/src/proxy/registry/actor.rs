@@ -85,7 +85,7 @@ async fn run(entry: Arc<Entry>, hub: Arc<Hub>, mut commands: mpsc::Receiver<Comm
                     None => {
                         let status = entry.status();
                         if matches!(status, Status::Connecting | Status::CircuitOpen | Status::Failed) {
-                            next_attempt = Some(Instant::now());
+                            next_attempt = Some(earliest(&entry, last_spawn));
                         }
                     }
                 },
@@ -97,7 +97,7 @@ async fn run(entry: Arc<Entry>, hub: Arc<Hub>, mut commands: mpsc::Receiver<Comm
                     tracing::warn!(source = "upstream", upstream = %entry.server.name, "connection lost; reconnecting");
                     entry.record_error(&error);
                     disconnect(&entry, &hub, conn.take()).await;
-                    next_attempt = after_failure(&entry, &hub, &error, last_spawn);
+                    next_attempt = after_failure(&entry, &hub, &error, last_spawn, Status::Connecting);
                 }
             },
             () = sleep_until(wake) => {}
@@ -150,7 +150,7 @@ async fn attempt(
             entry.set_status(hub, Status::NeedsAuth);
             return Err(None);
         }
-        Err(e) => return Err(after_failure(entry, hub, &e.to_string(), *last_spawn)),
+        Err(e) => return Err(after_failure(entry, hub, &e.to_string(), *last_spawn, Status::Connecting)),
     };
     match list_tools(server, &client).await {
         Ok(tools) => {
@@ -166,27 +166,40 @@ async fn attempt(
         }
         Err(e) => {
             client.close().await;
-            Err(after_failure(entry, hub, &format!("tools/list failed: {e}"), *last_spawn))
+            Err(after_failure(entry, hub, &format!("tools/list failed: {e}"), *last_spawn, Status::Connecting))
         }
     }
 }
 
-/// Records a failure and decides the status and the next attempt.
-fn after_failure(entry: &Entry, hub: &Hub, error: &str, last_spawn: Option<Instant>) -> Option<Instant> {
+/// The earliest moment of the next connection attempt: now, except that a stdio process is never
+/// respawned more often than `UPSTREAM_RESPAWN_MIN_GAP`.
+fn earliest(entry: &Entry, last_spawn: Option<Instant>) -> Instant {
+    let gap = match entry.server.transport {
+        Transport::Stdio { .. } => last_spawn.map(|at| at + UPSTREAM_RESPAWN_MIN_GAP),
+        Transport::Http { .. } => None,
+    };
+    gap.map_or_else(Instant::now, |gap| gap.max(Instant::now()))
+}
+
+/// Records a failure and decides the status and the next attempt. Below the breaker's threshold
+/// the status becomes `tolerated` (still `connecting`, or still `ready` after a failed health check).
+fn after_failure(
+    entry: &Entry,
+    hub: &Hub,
+    error: &str,
+    last_spawn: Option<Instant>,
+    tolerated: Status,
+) -> Option<Instant> {
     tracing::warn!(source = "upstream", upstream = %entry.server.name, error = %error, "upstream failure");
     let verdict = {
         let mut state = entry.state.locked();
         state.last_error = Some(error.to_owned());
         state.breaker.failure()
     };
-    // A stdio process is never respawned more often than UPSTREAM_RESPAWN_MIN_GAP.
-    let gap = match entry.server.transport {
-        Transport::Stdio { .. } => last_spawn.map_or_else(Instant::now, |at| at + UPSTREAM_RESPAWN_MIN_GAP),
-        Transport::Http { .. } => Instant::now(),
-    };
+    let gap = earliest(entry, last_spawn);
     match verdict {
         Verdict::Tolerated => {
-            entry.set_status(hub, Status::Connecting);
+            entry.set_status(hub, tolerated);
             Some(gap.max(Instant::now() + Duration::from_millis(100)))
         }
         Verdict::RetryAfter(delay) => {
@@ -219,13 +232,9 @@ async fn health_check(entry: &Arc<Entry>, hub: &Arc<Hub>, client: &Arc<Client>) 
         }
         Err(e) => {
             let error = format!("health check tools/list failed: {e}");
-            let next = after_failure(entry, hub, &error, None);
-            if entry.state.locked().breaker.open() {
-                return Some(next);
-            }
-            // Below the threshold the upstream stays usable.
-            entry.set_status(hub, Status::Ready);
-            None
+            // Below the threshold the upstream stays ready and usable.
+            let next = after_failure(entry, hub, &error, None, Status::Ready);
+            entry.state.locked().breaker.open().then_some(next)
         }
     }
 }
