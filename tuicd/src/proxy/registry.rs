@@ -289,6 +289,11 @@ impl Upstreams {
         self.hub.tools_changed.subscribe()
     }
 
+    /// The generation of the visible tool set: it moves whenever [`Self::subscribe_tools`] fires.
+    pub(crate) fn tools_generation(&self) -> u64 {
+        *self.hub.tools_changed.borrow()
+    }
+
     /// Whether any upstream is configured (upstream tools are listed only then).
     pub(crate) fn is_empty(&self) -> bool {
         self.entries.locked().is_empty()

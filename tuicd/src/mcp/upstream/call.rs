@@ -65,8 +65,10 @@ pub(crate) async fn call(
     };
     let (upstream, tool) = target.qualified.split_once(SEPARATOR).unwrap_or((&target.qualified, ""));
     // A call may come before the watcher has refreshed the aggregate (just after a reconnect).
-    let listed = app.mcp.upstream.lists(&target.qualified)
-        || (app.mcp.upstream.refresh(app) && app.mcp.upstream.lists(&target.qualified));
+    let listed = app.mcp.upstream.lists(&target.qualified) || {
+        app.mcp.upstream.refresh(app);
+        app.mcp.upstream.lists(&target.qualified)
+    };
     if !listed && let Some(error) = not_listed(app, upstream, tool) {
         return refused(error);
     }

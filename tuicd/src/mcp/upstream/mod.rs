@@ -35,11 +35,20 @@ pub(crate) struct Listed {
 }
 
 /// The aggregate of upstream tools and the proxied calls in flight.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct UpstreamTools {
     current: RwLock<Arc<Vec<Listed>>>,
+    /// The registry's tool generation `current` was built from (`u64::MAX`: never built); held
+    /// while rebuilding, so a reader that finds the aggregate stale waits for the rebuild.
+    built_from: Mutex<u64>,
     /// Proxied calls in flight by (protocol session, JSON-RPC id), for `notifications/cancelled`.
     in_flight: Mutex<HashMap<(String, String), oneshot::Sender<()>>>,
+}
+
+impl Default for UpstreamTools {
+    fn default() -> Self {
+        Self { current: RwLock::default(), built_from: Mutex::new(u64::MAX), in_flight: Mutex::default() }
+    }
 }
 
 impl UpstreamTools {
@@ -55,9 +64,16 @@ impl UpstreamTools {
         self.current.read_locked().iter().find(|t| t.qualified == qualified).cloned()
     }
 
-    /// Rebuilds the aggregate from the registry; `true` when it changed. Any reader may refresh
-    /// (a list or a call may come before the watcher); the watcher alone announces changes.
+    /// Rebuilds the aggregate when the registry's tools changed since it was last built (skipped
+    /// names are logged once per change); `true` when it changed. Any reader may refresh (a list
+    /// or a call may come before the watcher); the watcher alone announces changes.
     pub(super) fn refresh(&self, app: &App) -> bool {
+        let mut built_from = self.built_from.locked();
+        let generation = app.upstreams.tools_generation();
+        if *built_from == generation {
+            return false;
+        }
+        *built_from = generation;
         let native: Vec<&str> = super::tools::registry().iter().map(|t| t.name).collect();
         let meta = super::tools::meta::NAMES;
         let mut seen = std::collections::HashSet::new();
