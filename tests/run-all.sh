@@ -62,6 +62,9 @@ rm -rf "$unit_home"
 python3 -c 'import plistlib, sys; p = plistlib.load(open(sys.argv[1], "rb")); assert "/usr/local/bin" not in str(p["ProgramArguments"])' \
   packaging/dev.tuic.tuicd.plist
 
+stage "test peers: Python MCP SDKs, npm MCP servers and conformance (the api tests use them)"
+bash tests/interop/setup.sh
+
 stage "workspace tests"
 cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$root/target/test-output.txt"
 
@@ -70,7 +73,6 @@ timeout 600 cargo test -p tuicd --bench messaging --locked
 
 if [ -x tests/interop/run.sh ]; then
   stage "interop: real MCP clients and conformance"
-  bash tests/interop/setup.sh
   TUICD_BIN="$root/target/debug/tuicd" TUIC_BRIDGE_BIN="$root/target/debug/tuic-bridge" \
     timeout 900 bash tests/interop/run.sh
 fi

@@ -407,3 +407,34 @@ pub const AI_TERMINAL_SEARCH_MAX_MATCHES: usize = 50;
 pub const AI_TERMINAL_CONTEXT_LINES_MAX: usize = 10;
 pub const AI_TERMINAL_SEARCH_LINE_MAX: usize = 500;
 pub const AI_TERMINAL_SEARCH_BUDGET: Duration = Duration::from_secs(60);
+
+/// Upstream MCP proxy (`mcp-upstreams.json`).
+/// Most upstream servers in the file, and the longest upstream name (it prefixes tool names).
+pub const UPSTREAM_MAX: usize = 64;
+pub const UPSTREAM_NAME_MAX: usize = 64;
+/// An upstream request's deadline when its entry sets none (`timeout_secs`).
+pub const UPSTREAM_DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// The health checker's period; consecutive failures that open the breaker; its backoff (1 s
+/// doubling, capped) and how many retries before the upstream is `failed`.
+pub const UPSTREAM_HEALTH_INTERVAL: Duration = Duration::from_secs(60);
+pub const UPSTREAM_BREAKER_FAILURES: u32 = 3;
+pub const UPSTREAM_BACKOFF_START: Duration = Duration::from_secs(1);
+pub const UPSTREAM_BACKOFF_MAX: Duration = Duration::from_secs(60);
+pub const UPSTREAM_MAX_RETRIES: u32 = 5;
+/// A crashed stdio upstream is respawned at most this often; a stopped one gets this long to exit
+/// after its stdin closes before it is killed.
+pub const UPSTREAM_RESPAWN_MIN_GAP: Duration = Duration::from_secs(5);
+pub const UPSTREAM_STDIO_SHUTDOWN: Duration = Duration::from_secs(2);
+/// The first `tools/list` after boot waits at most this long for upstreams still connecting.
+pub const UPSTREAM_SETTLE: Duration = Duration::from_secs(3);
+/// Most notifications queued from one upstream; past it new ones are dropped (and counted), so a
+/// flooding upstream costs bounded memory.
+pub const UPSTREAM_NOTIFY_QUEUE: usize = 256;
+/// Longest line (message) read from a stdio upstream or one SSE event from an HTTP one.
+pub const UPSTREAM_MESSAGE_MAX_BYTES: usize = 16 * 1024 * 1024;
+/// OAuth: a pending authorization expires after this long; its callback server answers a late
+/// redirect for this long after that.
+pub const OAUTH_FLOW_TIMEOUT: Duration = Duration::from_secs(300);
+pub const OAUTH_CALLBACK_GRACE: Duration = Duration::from_secs(120);
+/// OAuth: an access token this close to its expiry is refreshed before use.
+pub const OAUTH_EXPIRY_MARGIN: Duration = Duration::from_secs(60);
