@@ -7,4 +7,5 @@
 //! dependency stays one way (`mcp` and `routes` → `proxy`).
 
 pub(crate) mod config;
+pub(crate) mod http;
 pub(crate) mod wire;
