@@ -157,6 +157,12 @@ impl HttpClient {
     }
 }
 
+impl std::fmt::Debug for HttpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpClient").field("url", &self.shared.url.as_str()).field("name", &self.shared.name).finish()
+    }
+}
+
 impl Drop for HttpClient {
     fn drop(&mut self) {
         if let Some(listener) = self.listener.locked().take() {
