@@ -56,3 +56,4 @@ mod stream;
 mod stream_close;
 mod task_owner;
 mod ui_confirm;
+mod upstream_http;
