@@ -31,7 +31,6 @@ use crate::events::EventBus;
 use crate::lock::Recover;
 
 pub(crate) use call::CallError;
-pub(crate) use view::{StatusView, UpstreamTool};
 
 /// Where an upstream's bearer credential comes from: [`static_bearer`] for `auth: bearer`, the
 /// OAuth module's source for `auth: oauth2`. The registry never names the OAuth module.
@@ -95,13 +94,6 @@ impl Client {
         match self {
             Client::Stdio(c) => c.request(method, params, opts).await,
             Client::Http(c) => c.request(method, params, opts).await,
-        }
-    }
-
-    pub(crate) async fn notify(&self, method: &str, params: Value) -> Result<(), UpstreamError> {
-        match self {
-            Client::Stdio(c) => c.notify(method, params).await,
-            Client::Http(c) => c.notify(method, params).await,
         }
     }
 
