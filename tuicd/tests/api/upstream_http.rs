@@ -15,7 +15,7 @@ use tempfile::TempDir;
 use tokio::process::{Child, Command};
 
 use crate::harness::{DEADLINE, Daemon, free_port, wait_until};
-use crate::mcp_client::{initialize, rpc};
+use crate::mcp_client::{initialize, open_stream, rpc};
 
 /// server-everything serving Streamable HTTP on a free loopback port.
 struct Everything {
@@ -102,36 +102,45 @@ async fn server_everything_over_http_is_listed_and_called_through_tuicd_exactly(
     assert!(structured["result"]["structuredContent"].is_object(), "structured content passes through: {structured}");
 }
 
+/// Reads the caller's GET stream until `count` progress notifications with `token` arrived.
+async fn read_progress(
+    stream: &mut (impl futures_util::Stream<Item = reqwest::Result<bytes::Bytes>> + Unpin),
+    token: &str,
+    count: usize,
+) -> Vec<Value> {
+    use futures_util::StreamExt;
+    let mut text = String::new();
+    loop {
+        let progress: Vec<Value> = text
+            .lines()
+            .filter_map(|line| line.strip_prefix("data:"))
+            .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+            .filter(|m| m["method"] == "notifications/progress" && m["params"]["progressToken"] == token)
+            .collect();
+        if progress.len() >= count {
+            return progress;
+        }
+        let chunk = tokio::time::timeout(DEADLINE, stream.next()).await;
+        let chunk = chunk.unwrap_or_else(|_| panic!("{count} progress notifications for {token}; got: {text}"));
+        text.push_str(&String::from_utf8_lossy(&chunk.unwrap().unwrap()));
+    }
+}
+
 #[tokio::test]
 async fn a_long_running_http_tool_reports_progress_to_the_caller() {
     let everything = Everything::start().await;
     let daemon = Daemon::builder().dir(upstreams_dir("every", &everything.url, None)).start().await;
     wait_status(&daemon, "every", "ready").await;
     let session = session(&daemon).await;
+    let mut stream = open_stream(&daemon, &session).await;
     let params = json!({"name": "every__trigger-long-running-operation", "arguments": {"duration": 1, "steps": 3},
         "_meta": {"progressToken": "mine-7"}});
-    let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params});
-    let response = daemon
-        .client
-        .post(Daemon::url("/mcp"))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-session-id", &session)
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
-    let text = tokio::time::timeout(DEADLINE, response.text()).await.expect("the call answers").unwrap();
-    let messages: Vec<Value> = text
-        .lines()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .filter_map(|data| serde_json::from_str(data.trim()).ok())
-        .collect();
-    let progress: Vec<&Value> = messages.iter().filter(|m| m["method"] == "notifications/progress").collect();
-    assert!(progress.len() >= 3, "three steps of progress: {text}");
-    assert!(progress.iter().all(|p| p["params"]["progressToken"] == "mine-7"), "the caller's own token: {text}");
-    let result = messages.iter().find(|m| m["id"] == 9).expect("the response after the progress");
-    assert!(result["result"]["content"][0]["text"].as_str().unwrap().contains("Long running operation completed"));
+    let answer = rpc(&daemon, "tools/call", params, &[("mcp-session-id", &session)]).await.body;
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("Long running operation completed"), "{answer}");
+    let progress = read_progress(&mut stream, "mine-7", 3).await;
+    let values: Vec<f64> = progress.iter().map(|p| p["params"]["progress"].as_f64().unwrap()).collect();
+    assert!(values.windows(2).all(|w| w[0] <= w[1]), "progress never goes back: {values:?}");
 }
 
 #[tokio::test]
@@ -140,16 +149,17 @@ async fn killing_the_http_upstream_mid_call_fails_that_call_clearly_and_native_t
     let daemon = Daemon::builder().dir(upstreams_dir("every", &everything.url, None)).start().await;
     wait_status(&daemon, "every", "ready").await;
     let session = session(&daemon).await;
-    let long = call(&daemon, &session, "every__trigger-long-running-operation", json!({"duration": 30, "steps": 30}));
+    let mut stream = open_stream(&daemon, &session).await;
+    let params = json!({"name": "every__trigger-long-running-operation", "arguments": {"duration": 30, "steps": 30},
+        "_meta": {"progressToken": "doomed"}});
+    let headers = [("mcp-session-id", session.as_str())];
+    let long = rpc(&daemon, "tools/call", params, &headers);
     let kill = async {
-        wait_until("the call reaches the upstream", DEADLINE, || async {
-            let (_, body) = daemon.get("/mcp/upstream-status").await;
-            (body["upstreams"][0]["metrics"]["call_count"].as_u64() >= Some(1)).then_some(())
-        })
-        .await;
+        read_progress(&mut stream, "doomed", 1).await;
         everything.child.kill().await.unwrap();
     };
     let (answer, ()) = tokio::time::timeout(DEADLINE, futures_util::future::join(long, kill)).await.expect("answered");
+    let answer = answer.body;
     let failed = answer["result"]["isError"] == true || answer.get("error").is_some();
     assert!(failed, "the killed call fails: {answer}");
     assert!(answer.to_string().contains("every"), "the error names the upstream: {answer}");
