@@ -74,7 +74,7 @@ impl Status {
 /// One connection to an upstream, whichever its transport.
 #[derive(Debug)]
 pub(crate) enum Client {
-    Stdio(StdioClient),
+    Stdio(Box<StdioClient>),
     Http(HttpClient),
 }
 
@@ -82,7 +82,7 @@ impl Client {
     async fn connect(server: &UpstreamServer, ctx: ConnectCtx) -> Result<(Self, Handshake), UpstreamError> {
         match &server.transport {
             super::config::Transport::Stdio { .. } => {
-                StdioClient::connect(server, ctx).await.map(|(c, h)| (Client::Stdio(c), h))
+                StdioClient::connect(server, ctx).await.map(|(c, h)| (Client::Stdio(Box::new(c)), h))
             }
             super::config::Transport::Http { .. } => {
                 HttpClient::connect(server, ctx).await.map(|(c, h)| (Client::Http(c), h))
