@@ -1,6 +1,7 @@
 //! SIGHUP (`systemctl reload`): re-read `config.json` and apply it as `PUT /config` applies a
-//! change. Sessions, the IPC listener and every client connection are untouched; a broken file is
-//! refused with the reason logged and the live config kept.
+//! change, and re-read `mcp-upstreams.json` (exactly the changed upstreams reconnect). Sessions,
+//! the IPC listener and every client connection are untouched; a broken file is refused with the
+//! reason logged and the live config kept.
 
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch;
@@ -30,4 +31,5 @@ async fn reload(app: &App) {
         }
         Err(e) => tracing::error!(error = %e, "SIGHUP: config.json not reloaded; the running config is kept"),
     }
+    app.upstreams.reload(&crate::proxy::registry::load_file(&app.config_dir));
 }
