@@ -99,7 +99,8 @@ impl Direct {
 
 /// One HTTP/1.1 exchange on a kept-alive connection; returns the `mcp-session-id` and the body.
 async fn exchange(conn: &mut UnixStream, session: Option<&str>, body: &str) -> (Option<String>, Vec<u8>) {
-    let mut request = String::from("POST /mcp HTTP/1.1\r\nHost: tuic\r\nAccept: application/json, text/event-stream\r\n");
+    let mut request =
+        String::from("POST /mcp HTTP/1.1\r\nHost: tuic\r\nAccept: application/json, text/event-stream\r\n");
     if let Some(session) = session {
         request.push_str(&format!("Mcp-Session-Id: {session}\r\n"));
     }
@@ -144,7 +145,8 @@ async fn direct_phase(direct: &Arc<Direct>, clients: usize, calls: (usize, usize
                 let mut samples = Vec::with_capacity(calls.1);
                 for i in 0..calls.0 + calls.1 {
                     let t = Instant::now();
-                    let answer = direct.request("tools/call", json!({"name": "echo", "arguments": {"message": "hi"}})).await;
+                    let answer =
+                        direct.request("tools/call", json!({"name": "echo", "arguments": {"message": "hi"}})).await;
                     assert!(answer.to_string().contains("Echo: hi"), "{answer}");
                     if i >= calls.0 {
                         samples.push(t.elapsed());
