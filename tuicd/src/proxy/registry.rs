@@ -106,6 +106,7 @@ impl Client {
     fn takes_related(&self) -> bool {
         match self {
             Client::Stdio(_) => false,
+            Client::Http(_) => true,
         }
     }
 
