@@ -78,6 +78,15 @@ for scenario in server-initialize ping tools-list server-sse-multiple-streams dn
     --scenario "$scenario" -o "$out/conformance"
 done
 
+# Conformance client scenarios against tuicd's upstream HTTP client: upstream_client.py starts its
+# own tuicd with the scenario's server as an http upstream and calls its tools through /mcp.
+# elicitation-sep1034-client-defaults does not apply: tuicd has no person behind an upstream's
+# elicitation request and answers it -32601. The auth/* scenarios belong to the OAuth client.
+for scenario in initialize tools_call sse-retry; do
+  check "conformance-client-$scenario" env TUICD_BIN="$TUICD_BIN" node "$CONFORMANCE" client \
+    --command "python3 $here/upstream_client.py" --scenario "$scenario" -o "$out/conformance-client"
+done
+
 if grep -q "panicked" "$out/tuicd.log"; then
   failed=$((failed + 1)); echo "FAIL tuicd-log-clean (a panic was logged)"; grep -m3 panicked "$out/tuicd.log"
 fi

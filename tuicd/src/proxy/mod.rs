@@ -4,12 +4,14 @@
 //! - [`wire`]: what the two transports share: handshake, request options, errors, bearer source.
 //! - [`stdio`]: the stdio transport; [`registry`]: the live upstreams (one shared client each),
 //!   their status, tools and calls; [`health`]: the health ticker and the circuit breaker.
+//! - [`http`]: the Streamable HTTP transport (the registry wraps it beside `stdio`).
 //!
 //! Transports and the live registry attach here; they name no MCP server module, so the
 //! dependency stays one way (`mcp` and `routes` → `proxy`).
 
 pub(crate) mod config;
 pub(crate) mod health;
+pub(crate) mod http;
 pub(crate) mod registry;
 pub(crate) mod stdio;
 pub(crate) mod wire;

@@ -24,6 +24,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::config::{UpstreamAuth, UpstreamServer, UpstreamsFile};
 use super::health::Breaker;
+use super::http::HttpClient;
 use super::stdio::StdioClient;
 use super::wire::{BearerSource, ConnectCtx, Handshake, RequestOpts, StaticBearer, UpstreamError};
 use crate::events::EventBus;
@@ -77,25 +78,26 @@ impl Status {
 /// One connection to an upstream, whichever its transport.
 #[derive(Debug)]
 pub(crate) enum Client {
-    Stdio(StdioClient),
+    Stdio(Box<StdioClient>),
+    Http(HttpClient),
 }
 
 impl Client {
     async fn connect(server: &UpstreamServer, ctx: ConnectCtx) -> Result<(Self, Handshake), UpstreamError> {
         match &server.transport {
             super::config::Transport::Stdio { .. } => {
-                StdioClient::connect(server, ctx).await.map(|(c, h)| (Client::Stdio(c), h))
+                StdioClient::connect(server, ctx).await.map(|(c, h)| (Client::Stdio(Box::new(c)), h))
             }
-            super::config::Transport::Http { .. } => Err(UpstreamError::Protocol(format!(
-                "upstream {}: the HTTP transport is not built into this daemon",
-                server.name
-            ))),
+            super::config::Transport::Http { .. } => {
+                HttpClient::connect(server, ctx).await.map(|(c, h)| (Client::Http(c), h))
+            }
         }
     }
 
     pub(crate) async fn request(&self, method: &str, params: Value, opts: RequestOpts) -> Result<Value, UpstreamError> {
         match self {
             Client::Stdio(c) => c.request(method, params, opts).await,
+            Client::Http(c) => c.request(method, params, opts).await,
         }
     }
 
@@ -104,18 +106,21 @@ impl Client {
     fn takes_related(&self) -> bool {
         match self {
             Client::Stdio(_) => false,
+            Client::Http(_) => true,
         }
     }
 
     async fn close(&self) {
         match self {
             Client::Stdio(c) => c.close().await,
+            Client::Http(c) => c.close().await,
         }
     }
 
     fn pid(&self) -> Option<i32> {
         match self {
             Client::Stdio(c) => c.pid(),
+            Client::Http(_) => None,
         }
     }
 }

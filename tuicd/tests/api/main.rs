@@ -58,5 +58,6 @@ mod stream_close;
 mod task_owner;
 mod ui_confirm;
 mod upstream_faults;
+mod upstream_http;
 mod upstream_proxy;
 mod upstream_util;
