@@ -1,10 +1,12 @@
 //! The upstream MCP proxy: other MCP servers reached through tuicd's one `/mcp` endpoint.
 //!
 //! - [`config`]: `mcp-upstreams.json`'s types and the rules an entry must meet (pure).
+//! - [`store`]: the file on disk: locked three-way saves, atomic writes, redaction.
 //! - [`wire`]: what the two transports share: handshake, request options, errors, bearer source.
 //!
 //! Transports and the live registry attach here; they name no MCP server module, so the
 //! dependency stays one way (`mcp` and `routes` → `proxy`).
 
 pub(crate) mod config;
+pub(crate) mod store;
 pub(crate) mod wire;
