@@ -36,3 +36,5 @@ pub const MCP_TOAST: &str = "mcp-toast";
 pub const UI_TAB: &str = "ui-tab";
 /// `{id}`: a GUI client that declared `?ui=screenshot` answers with `POST /ui/screenshot/:id`.
 pub const UI_SCREENSHOT_REQUESTED: &str = "ui-screenshot-requested";
+/// An upstream MCP server's status changed: `{name, status}` (status as `GET /mcp/upstream-status` spells it).
+pub const UPSTREAM_STATUS_CHANGED: &str = "upstream-status-changed";

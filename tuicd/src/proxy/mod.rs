@@ -3,10 +3,15 @@
 //! - [`config`]: `mcp-upstreams.json`'s types and the rules an entry must meet (pure).
 //! - [`store`]: the file on disk: locked three-way saves, atomic writes, redaction.
 //! - [`wire`]: what the two transports share: handshake, request options, errors, bearer source.
+//! - [`stdio`]: the stdio transport; [`registry`]: the live upstreams (one shared client each),
+//!   their status, tools and calls; [`health`]: the health ticker and the circuit breaker.
 //!
 //! Transports and the live registry attach here; they name no MCP server module, so the
 //! dependency stays one way (`mcp` and `routes` → `proxy`).
 
 pub(crate) mod config;
+pub(crate) mod health;
+pub(crate) mod registry;
+pub(crate) mod stdio;
 pub(crate) mod store;
 pub(crate) mod wire;
