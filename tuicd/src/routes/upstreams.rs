@@ -1,6 +1,6 @@
 //! `GET /mcp/upstreams` (secrets redacted) and `PUT /mcp/upstreams {base, config}`: the three-way
 //! save of `mcp-upstreams.json` (see [`crate::proxy::store`]), after which the live registry
-//! reconnects exactly the upstreams the write changed.
+//! reconnects exactly the upstreams the write changed ([`crate::proxy::apply`]).
 
 use serde::Deserialize;
 
@@ -28,11 +28,7 @@ pub(crate) async fn get(app: &App) -> ApiResult {
 pub(crate) async fn put(app: &App, caller: &Caller, req: Request) -> ApiResult {
     caller.require_loopback("changing the upstream MCP servers")?;
     let body: SaveBody = read_json(req).await?;
-    let own_port = app.tcp.address().map(|address| address.port());
-    let (before, after) = store::save_delta(&app.config_dir, body.base, body.config, own_port).await?;
-    if before != after {
-        tracing::info!(servers = after.servers.len(), "mcp-upstreams.json saved");
-    }
+    let after = crate::proxy::apply::save(app, body.base, body.config).await?;
     ok_json(&serde_json::json!({"ok": true, "config": redacted(&after)}))
 }
 
