@@ -56,3 +56,5 @@ mod stream;
 mod stream_close;
 mod task_owner;
 mod ui_confirm;
+mod upstream_config;
+mod upstream_config_live;
