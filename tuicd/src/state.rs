@@ -130,6 +130,7 @@ impl App {
         let file = crate::proxy::apply::boot(self);
         self.upstreams.apply_diff(&Default::default(), &file);
         crate::proxy::health::spawn(self.upstreams.clone(), self.shutdown.clone());
+        crate::mcp::upstream::spawn_watcher(self);
     }
 
     /// Resolves once the daemon starts shutting down; long-lived streams select on it.

@@ -30,7 +30,6 @@ use crate::events::EventBus;
 use crate::lock::Recover;
 
 pub(crate) use call::CallError;
-pub(crate) use view::{StatusView, UpstreamTool};
 
 /// Where an upstream's bearer credential comes from: [`static_bearer`] for `auth: bearer`, the
 /// OAuth module's source for `auth: oauth2`. The registry never names the OAuth module.
@@ -93,12 +92,6 @@ impl Client {
     pub(crate) async fn request(&self, method: &str, params: Value, opts: RequestOpts) -> Result<Value, UpstreamError> {
         match self {
             Client::Stdio(c) => c.request(method, params, opts).await,
-        }
-    }
-
-    pub(crate) async fn notify(&self, method: &str, params: Value) -> Result<(), UpstreamError> {
-        match self {
-            Client::Stdio(c) => c.notify(method, params).await,
         }
     }
 
