@@ -140,7 +140,9 @@ async fn an_upstream_pointing_at_the_daemons_own_port_is_refused() {
     let daemon = Daemon::builder().config(config).start().await;
     let (_, health) = daemon.get("/config").await;
     let port = health["services"]["server"]["port"].as_u64().unwrap();
-    let own = servers(json!([{"id": "me", "name": "me", "transport": {"type": "http", "url": format!("http://127.0.0.1:{port}/mcp")}}]));
+    let own = servers(
+        json!([{"id": "me", "name": "me", "transport": {"type": "http", "url": format!("http://127.0.0.1:{port}/mcp")}}]),
+    );
     let (status, error) = save(&daemon, servers(json!([])), own).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{error}");
     assert!(error["error"].as_str().unwrap().contains("SelfReferentialUrl"), "{error}");
