@@ -54,8 +54,9 @@ pub(crate) struct Shared {
     pub port_override: Option<u16>,
     /// The upstream MCP servers tuicd proxies (see [`crate::proxy`]).
     pub upstreams: Arc<crate::proxy::registry::Upstreams>,
-    /// `mcp-upstreams.json` as last applied to `upstreams`; its lock orders saves with their apply.
-    pub upstreams_applied: tokio::sync::Mutex<crate::proxy::config::UpstreamsFile>,
+    /// Held while `mcp-upstreams.json` is saved or re-read and applied to `upstreams`, so the
+    /// registry sees the writes in order.
+    pub upstreams_saving: tokio::sync::Mutex<()>,
 }
 
 impl Shared {
@@ -104,7 +105,7 @@ impl Shared {
             request_timeout,
             port_override,
             upstreams,
-            upstreams_applied: Default::default(),
+            upstreams_saving: Default::default(),
         }
     }
 }

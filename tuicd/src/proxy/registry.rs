@@ -242,6 +242,16 @@ impl Upstreams {
         }
     }
 
+    /// The configuration the registry runs now (servers in id order).
+    pub(crate) fn current_file(&self) -> UpstreamsFile {
+        UpstreamsFile { servers: self.entries.locked().values().map(|e| e.server.clone()).collect() }
+    }
+
+    /// Applies `after` against what runs now (SIGHUP re-reads the file this way).
+    pub(crate) fn reload(&self, after: &UpstreamsFile) {
+        self.apply_diff(&self.current_file(), after);
+    }
+
     /// The status of the upstream named `name`.
     pub(crate) fn status(&self, name: &str) -> Option<Status> {
         self.by_name(name).map(|e| e.status())

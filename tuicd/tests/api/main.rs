@@ -58,3 +58,6 @@ mod task_owner;
 mod ui_confirm;
 mod upstream_config;
 mod upstream_config_live;
+mod upstream_faults;
+mod upstream_proxy;
+mod upstream_util;
