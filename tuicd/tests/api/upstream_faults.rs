@@ -34,10 +34,14 @@ async fn killing_an_upstream_mid_call_fails_the_call_clearly_and_the_upstream_re
     assert!(text.contains("everything") && text.contains("exited"), "says what happened: {text}");
 
     ok(&daemon, "session", json!({"action": "list"})).await;
+    let now = wait_until("a new upstream process", DEADLINE, || async {
+        let now = children_running(daemon.pid(), "server-everything");
+        (now.len() == 1 && now[0] != pid).then_some(now)
+    })
+    .await;
     let restarted = wait_status(&daemon, "everything", "ready").await;
     assert!(restarted["last_error"].as_str().unwrap().contains("exited"), "{restarted}");
-    let now = children_running(daemon.pid(), "server-everything");
-    assert!(now.len() == 1 && now[0] != pid, "a new process: {now:?} (was {pid})");
+    assert_eq!(children_running(daemon.pid(), "server-everything"), now);
     let echo = call_tool(&daemon, &session, "everything__echo", json!({"message": "back"})).await;
     assert!(echo["result"]["content"][0]["text"].as_str().unwrap().contains("back"), "{echo}");
 }
@@ -100,7 +104,7 @@ async fn malicious_tool_names_are_skipped_and_logged_and_native_tools_stay_nativ
     }
     assert!(log.contains("lists this name twice"), "the duplicate is logged");
     let native = call_tool(&daemon, &session, "session", json!({"action": "list"})).await;
-    assert!(native["result"]["content"][0]["text"].as_str().unwrap().starts_with('{'), "{native}");
+    assert_eq!(native["result"]["content"][0]["text"], "[]", "the native session tool answered: {native}");
     let proxied = call_tool(&daemon, &session, "mal__session", json!({})).await;
     assert_eq!(proxied["result"]["content"][0]["text"], "session done");
     let refused = call_tool(&daemon, &session, "mal__a__b", json!({})).await;
@@ -126,6 +130,9 @@ async fn twenty_agents_with_three_upstreams_share_three_processes() {
     let (_root, root) = scratch_dir();
     let servers = [everything("everything"), filesystem("fs", &root), everything("again")];
     let daemon = std::sync::Arc::new(with_upstreams(&servers).start().await);
+    for name in ["everything", "fs", "again"] {
+        wait_status(&daemon, name, "ready").await;
+    }
     let mut agents = Vec::new();
     for n in 0..20 {
         let daemon = daemon.clone();
@@ -142,4 +149,35 @@ async fn twenty_agents_with_three_upstreams_share_three_processes() {
     let upstreams: Vec<_> =
         children(daemon.pid()).into_iter().filter(|(_, cmd)| cmd.contains("@modelcontextprotocol")).collect();
     assert_eq!(upstreams.len(), 3, "{upstreams:?}");
+}
+
+#[tokio::test]
+async fn a_client_cancellation_ends_the_upstream_call_and_reaches_the_upstream() {
+    let mut sleeper = fake("sleeper", "hang", None);
+    sleeper["timeout_secs"] = json!(120);
+    let builder = with_upstreams(&[sleeper]).config(json!({"disabled_native_tools": []}));
+    let daemon = std::sync::Arc::new(builder.start().await);
+    let session = session(&daemon).await;
+    wait_status(&daemon, "sleeper", "ready").await;
+    let mut stream = crate::mcp_client::open_stream(&daemon, &session).await;
+    let call = {
+        let (daemon, session) = (daemon.clone(), session.clone());
+        tokio::spawn(async move {
+            let params = json!({"name": "sleeper__sleep", "arguments": {}});
+            request(&daemon, &session, 41, "tools/call", params).await
+        })
+    };
+    // The upstream's log message during the call reaches the caller's stream.
+    crate::mcp_client::read_until(&mut stream, "sleeping now", "the upstream's log message").await;
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 41}});
+    let accepted = crate::mcp_client::post_raw(&daemon, cancel.to_string(), &[("mcp-session-id", &session)]).await;
+    assert_eq!(accepted.status, 202);
+    let ended = tokio::time::timeout(DEADLINE, call).await.expect("the cancelled call ends").unwrap();
+    assert!(ended["result"]["content"][0]["text"].as_str().unwrap().contains("cancelled by the client"), "{ended}");
+    // The fake prints what it was told on stderr, which `debug action=logs` shows as the upstream's.
+    wait_until("the upstream told of the cancellation", DEADLINE, || async {
+        let logs = ok(&daemon, "debug", json!({"action": "logs", "source": "upstream", "limit": 1000})).await;
+        logs.to_string().contains("cancelled request").then_some(())
+    })
+    .await;
 }

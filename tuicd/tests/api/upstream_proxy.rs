@@ -14,6 +14,8 @@ async fn real_servers_are_listed_with_prefixes_and_their_results_pass_through_ex
     std::fs::write(root.join("hello.txt"), "hello from the filesystem upstream").unwrap();
     let daemon = with_upstreams(&[everything("everything"), filesystem("fs", &root)]).start().await;
     let session = session(&daemon).await;
+    wait_status(&daemon, "everything", "ready").await;
+    wait_status(&daemon, "fs", "ready").await;
 
     let names = listed_names(&daemon, &session).await;
     for expected in ["session", "everything__echo", "everything__get-sum", "fs__read_text_file", "fs__list_directory"] {
@@ -85,6 +87,7 @@ async fn filters_apply_at_listing_and_at_dispatch_also_through_call_tool() {
     filtered["tool_filter"] = json!({"mode": "allow", "patterns": ["echo", "get-s*"]});
     let daemon = with_upstreams(&[filtered]).start().await;
     let session = session(&daemon).await;
+    wait_status(&daemon, "everything", "ready").await;
 
     let names = listed_names(&daemon, &session).await;
     let upstream: Vec<&String> = names.iter().filter(|n| n.starts_with("everything__")).collect();
@@ -147,4 +150,12 @@ async fn list_changed_reaches_every_stream_when_the_upstream_tools_or_the_config
     })
     .await;
     assert_eq!(children_running(daemon.pid(), "fake_mcp.py"), before, "the unchanged upstream kept its process");
+}
+
+#[tokio::test]
+async fn the_first_list_after_boot_waits_for_upstreams_still_connecting() {
+    let daemon = with_upstreams(&[fake("grows", "grows", None)]).start().await;
+    let session = session(&daemon).await;
+    let names = listed_names(&daemon, &session).await;
+    assert!(names.contains(&"grows__first".to_owned()), "{names:?}");
 }
