@@ -128,7 +128,7 @@ impl App {
     /// Connects the upstreams of `<config_dir>/mcp-upstreams.json`, starts their health ticker,
     /// and keeps the MCP tool list in step with them.
     fn start_upstreams(&self) {
-        let file = crate::proxy::apply::boot(self);
+        let file = crate::proxy::store::load_at_boot(&self.config_dir);
         self.upstreams.apply_diff(&Default::default(), &file);
         crate::proxy::health::spawn(self.upstreams.clone(), self.shutdown.clone());
         crate::mcp::upstream::spawn_watcher(self);

@@ -1,8 +1,7 @@
 //! The upstream MCP proxy: other MCP servers reached through tuicd's one `/mcp` endpoint.
 //!
 //! - [`config`]: `mcp-upstreams.json`'s types and the rules an entry must meet (pure).
-//! - [`store`]: the file on disk: locked three-way saves, atomic writes, redaction;
-//!   [`apply`]: each save or SIGHUP re-read applied to the live registry, in order.
+//! - [`store`]: the file on disk: locked three-way saves, atomic writes, redaction.
 //! - [`wire`]: what the two transports share: handshake, request options, errors, bearer source.
 //! - [`stdio`]: the stdio transport; [`registry`]: the live upstreams (one shared client each),
 //!   their status, tools and calls; [`health`]: the health ticker and the circuit breaker.
@@ -10,7 +9,6 @@
 //! Transports and the live registry attach here; they name no MCP server module, so the
 //! dependency stays one way (`mcp` and `routes` → `proxy`).
 
-pub(crate) mod apply;
 pub(crate) mod config;
 pub(crate) mod health;
 pub(crate) mod registry;

@@ -65,6 +65,15 @@ pub(crate) fn load(config_dir: &Path) -> Result<UpstreamsFile, StoreError> {
     parse(&path, &text)
 }
 
+/// The file at start-up. A broken file is logged and treated as empty, so a typo there never
+/// keeps the daemon from starting; a save or a SIGHUP after the fix applies it.
+pub(crate) fn load_at_boot(config_dir: &Path) -> UpstreamsFile {
+    load(config_dir).unwrap_or_else(|e| {
+        tracing::error!(source = "upstream", error = %e, "mcp-upstreams.json not loaded; no upstreams until it is fixed");
+        UpstreamsFile::default()
+    })
+}
+
 /// [`load`] on the blocking pool.
 pub(crate) async fn read(config_dir: &Path) -> Result<UpstreamsFile, StoreError> {
     let dir = config_dir.to_owned();

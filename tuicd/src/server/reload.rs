@@ -30,5 +30,22 @@ async fn reload(app: &App) {
         }
         Err(e) => tracing::error!(error = %e, "SIGHUP: config.json not reloaded; the running config is kept"),
     }
-    crate::proxy::apply::reload(app).await;
+    reload_upstreams(app).await;
+}
+
+/// Re-reads `mcp-upstreams.json` and applies what differs from what runs, in turn with saves
+/// (`upstreams_saving`). A broken file changes nothing and says why.
+async fn reload_upstreams(app: &App) {
+    let _in_order = app.upstreams_saving.lock().await;
+    match crate::proxy::store::read(&app.config_dir).await {
+        Ok(next) => {
+            tracing::info!(source = "upstream", servers = next.servers.len(), "SIGHUP: mcp-upstreams.json re-read");
+            app.upstreams.reload(&next);
+        }
+        Err(e) => tracing::error!(
+            source = "upstream",
+            error = %e,
+            "SIGHUP: mcp-upstreams.json not reloaded; the running upstreams are kept"
+        ),
+    }
 }
