@@ -161,3 +161,33 @@ async fn a_saved_stdio_upstream_goes_live_and_an_unchanged_one_keeps_its_process
     assert_eq!(upstream_pid(&daemon, "one"), Some(first));
     assert!(disk_text(&daemon).unwrap().contains("TUIC_TEST_UPSTREAM"));
 }
+
+#[tokio::test]
+async fn a_remote_caller_may_read_the_upstreams_but_not_save_them() {
+    let host = crate::netns::RemoteHost::create();
+    let port = crate::harness::free_port();
+    let config = json!({"services": {
+        "server": {"enabled": true, "port": port, "bind_address": host.host_ip},
+        "auth": {"username": "me", "password_hash": crate::harness::quick_hash("right")}}});
+    let daemon = Daemon::builder().config(config).start().await;
+    let url = format!("http://{}:{port}/mcp/upstreams", host.host_ip);
+    let curl = |args: Vec<String>| {
+        let host = &host;
+        async move {
+            let mut all = vec!["-sS".to_owned(), "-m".into(), "10".into(), "-w".into(), "\n%{http_code}".into()];
+            all.extend(args);
+            let all: Vec<&str> = all.iter().map(String::as_str).collect();
+            let out = host.exec("curl", &all, std::time::Duration::from_secs(15)).await;
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            let (body, code) = text.rsplit_once('\n').unwrap_or(("", &text));
+            (code.trim().to_owned(), serde_json::from_str::<Value>(body).unwrap_or(Value::Null))
+        }
+    };
+    let (code, shown) = curl(vec!["-u".into(), "me:right".into(), url.clone()]).await;
+    assert_eq!((code.as_str(), shown.clone()), ("200", servers(json!([]))), "{shown}");
+    let body = json!({"base": servers(json!([])), "config": servers(json!([disabled("a", "fs")]))}).to_string();
+    let put = ["-u", "me:right", "-X", "PUT", "-H", "Content-Type: application/json", "--data", &body, &url];
+    let (code, refused) = curl(put.iter().map(|a| (*a).to_owned()).collect()).await;
+    assert_eq!((code.as_str(), refused["code"].as_str()), ("403", Some("loopback_only")), "{refused}");
+    assert_eq!(disk_text(&daemon), None);
+}
