@@ -35,6 +35,10 @@ pub(crate) use call::CallError;
 /// OAuth module's source for `auth: oauth2`. The registry never names the OAuth module.
 pub(crate) type BearerFor = Arc<dyn Fn(&UpstreamServer) -> Option<Arc<dyn BearerSource>> + Send + Sync>;
 
+/// Where a proxied call's notifications for its caller go (progress with the caller's token, the
+/// upstream's log messages). Called on the task that reads the upstream; it must not wait.
+pub(crate) type Deliver = Arc<dyn Fn(Value) + Send + Sync>;
+
 /// The static part of [`BearerFor`]: a configured bearer token.
 pub(crate) fn static_bearer(server: &UpstreamServer) -> Option<Arc<dyn BearerSource>> {
     match &server.auth {
@@ -95,6 +99,14 @@ impl Client {
         }
     }
 
+    /// Whether the transport can tell which request a notification belongs to (and so wants
+    /// `RequestOpts::related`); stdio cannot, its notifications all come through the supervisor.
+    fn takes_related(&self) -> bool {
+        match self {
+            Client::Stdio(_) => false,
+        }
+    }
+
     async fn close(&self) {
         match self {
             Client::Stdio(c) => c.close().await,
@@ -134,7 +146,7 @@ struct Entry {
     state: Mutex<EntryState>,
     commands: mpsc::Sender<actor::Command>,
     /// Calls in flight, each with the sender of its caller's related notifications (logging).
-    callers: Mutex<HashMap<u64, mpsc::Sender<Value>>>,
+    callers: Mutex<HashMap<u64, Deliver>>,
     next_call: AtomicU64,
 }
 

@@ -11,13 +11,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::{mpsc, oneshot};
 
 use super::config::{Transport, UpstreamServer};
 use super::wire::{ConnectCtx, Handshake, RequestOpts, UpstreamError};
-use crate::limits::{UPSTREAM_MESSAGE_MAX_BYTES, UPSTREAM_NOTIFY_QUEUE, UPSTREAM_STDIO_SHUTDOWN};
+use crate::limits::{UPSTREAM_NOTIFY_QUEUE, UPSTREAM_STDIO_SHUTDOWN};
 use crate::lock::Recover;
 
 /// The daemon's environment variables an upstream inherits; everything else it gets from its
@@ -39,9 +39,6 @@ pub(crate) const ENV_ALLOWLIST: &[&str] = &[
 ];
 /// Prefixes of inherited variables (the locale family).
 const ENV_ALLOWED_PREFIXES: &[&str] = &["LC_"];
-
-/// The longest stderr line kept in a log event.
-const STDERR_LINE_MAX: usize = 4096;
 
 /// The MCP revision tuicd asks its upstreams for.
 pub(crate) const CLIENT_PROTOCOL_VERSION: &str = "2025-06-18";
@@ -104,14 +101,14 @@ impl StdioClient {
         let (writer, outgoing) = mpsc::channel(UPSTREAM_NOTIFY_QUEUE);
         let pending: Pending = Arc::default();
         tokio::spawn(write_loop(stdin, outgoing));
-        tokio::spawn(read_loop(
+        tokio::spawn(read::read_loop(
             ctx.name.clone(),
             BufReader::new(stdout),
             pending.clone(),
             writer.clone(),
             ctx.notifications,
         ));
-        tokio::spawn(stderr_loop(ctx.name.clone(), stderr));
+        tokio::spawn(read::stderr_loop(ctx.name.clone(), stderr));
         let client = Self {
             name: server.name.clone(),
             writer,
@@ -254,184 +251,6 @@ async fn write_loop(mut stdin: ChildStdin, mut outgoing: mpsc::Receiver<Outgoing
     }
 }
 
-/// Reads stdout until it closes, then fails every request still waiting. Dropping `notifications`
-/// at the end tells the registry the connection is gone.
-async fn read_loop<R: AsyncRead + Unpin>(
-    name: String,
-    mut stdout: BufReader<R>,
-    pending: Pending,
-    writer: mpsc::Sender<Outgoing>,
-    notifications: mpsc::Sender<Value>,
-) {
-    let mut dropped: u64 = 0;
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        match read_line_bounded(&mut stdout, &mut buf, UPSTREAM_MESSAGE_MAX_BYTES).await {
-            Ok(Line::Eof) => break,
-            Ok(Line::TooLong(total)) => {
-                let id = leading_id(&buf);
-                tracing::warn!(source = "upstream", upstream = %name, bytes = total, id = ?id,
-                    "refused a message over UPSTREAM_MESSAGE_MAX_BYTES ({UPSTREAM_MESSAGE_MAX_BYTES} bytes)");
-                if let Some(tx) = id.and_then(|id| pending.locked().remove(&id)) {
-                    let _ = tx.send(Err(UpstreamError::Protocol(format!(
-                        "upstream {name} answered with a message of {total} bytes, over the limit of {UPSTREAM_MESSAGE_MAX_BYTES}"
-                    ))));
-                }
-            }
-            Ok(Line::Complete) => dispatch_line(&name, &buf, &pending, &writer, &notifications, &mut dropped),
-            Err(e) => {
-                tracing::warn!(source = "upstream", upstream = %name, error = %e, "reading stdout failed");
-                break;
-            }
-        }
-    }
-    let waiting: Vec<_> = pending.locked().drain().collect();
-    for (_, tx) in waiting {
-        let _ = tx.send(Err(UpstreamError::Closed(format!("upstream {name} exited (its stdout closed)"))));
-    }
-    tracing::info!(source = "upstream", upstream = %name, dropped_notifications = dropped, "stdout closed");
-}
-
-fn dispatch_line(
-    name: &str,
-    line: &[u8],
-    pending: &Pending,
-    writer: &mpsc::Sender<Outgoing>,
-    notifications: &mpsc::Sender<Value>,
-    dropped: &mut u64,
-) {
-    let text = line.strip_suffix(b"\n").unwrap_or(line);
-    let text = text.strip_suffix(b"\r").unwrap_or(text);
-    if text.iter().all(u8::is_ascii_whitespace) {
-        return;
-    }
-    let message: Value = match serde_json::from_slice(text) {
-        Ok(message) => message,
-        Err(e) => {
-            let shown = String::from_utf8_lossy(&text[..text.len().min(200)]).into_owned();
-            tracing::warn!(source = "upstream", upstream = %name, error = %e, line = %shown, "stdout line is not JSON; skipped");
-            return;
-        }
-    };
-    let method = message.get("method").and_then(Value::as_str);
-    match (message.get("id"), method) {
-        // A request from the server (ping, roots/list, sampling): answered here so it never waits.
-        (Some(id), Some(method)) => {
-            let reply = match method {
-                "ping" => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
-                _ => json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601,
-                    "message": format!("tuicd does not offer {method} to upstreams")}}),
-            };
-            let _ = writer.try_send(Outgoing::Line(line_of(&reply)));
-        }
-        (Some(id), None) => {
-            let Some(tx) = id.as_u64().and_then(|id| pending.locked().remove(&id)) else {
-                tracing::debug!(source = "upstream", upstream = %name, id = %id, "answer to no request in flight; skipped");
-                return;
-            };
-            let _ = tx.send(answer_of(message));
-        }
-        (None, Some(_)) => {
-            if notifications.try_send(message).is_err() {
-                *dropped += 1;
-                if dropped.is_power_of_two() {
-                    tracing::warn!(source = "upstream", upstream = %name, dropped = *dropped, "notification queue full; dropping");
-                }
-            }
-        }
-        (None, None) => {
-            tracing::warn!(source = "upstream", upstream = %name, "stdout message has neither id nor method; skipped");
-        }
-    }
-}
-
-/// A JSON-RPC response as the transport answers it: its `result`, or its error.
-pub(crate) fn answer_of(mut message: Value) -> Result<Value, UpstreamError> {
-    if let Some(error) = message.get_mut("error").map(Value::take) {
-        return Err(UpstreamError::Rpc {
-            code: error.get("code").and_then(Value::as_i64).unwrap_or(-32603),
-            message: error.get("message").and_then(Value::as_str).unwrap_or("(no message)").to_owned(),
-            data: error.get("data").cloned(),
-        });
-    }
-    match message.get_mut("result") {
-        Some(result) => Ok(result.take()),
-        None => Err(UpstreamError::Protocol("a response with neither result nor error".into())),
-    }
-}
-
-enum Line {
-    Complete,
-    TooLong(usize),
-    Eof,
-}
-
-/// Reads one line into `buf`, keeping at most `max` bytes; a longer line is consumed to its end
-/// (its first bytes kept, to name its id) and reported with its length.
-async fn read_line_bounded<R: AsyncBufRead + Unpin>(
-    reader: &mut R,
-    buf: &mut Vec<u8>,
-    max: usize,
-) -> std::io::Result<Line> {
-    let mut total = 0usize;
-    loop {
-        let available = reader.fill_buf().await?;
-        if available.is_empty() {
-            return Ok(if total == 0 {
-                Line::Eof
-            } else if total > max {
-                Line::TooLong(total)
-            } else {
-                Line::Complete
-            });
-        }
-        let (chunk, found) = match available.iter().position(|&b| b == b'\n') {
-            Some(at) => (&available[..=at], true),
-            None => (available, false),
-        };
-        let used = chunk.len();
-        if total + used <= max {
-            buf.extend_from_slice(chunk);
-        } else if buf.len() < 256 {
-            let room = 256 - buf.len();
-            buf.extend_from_slice(&chunk[..room.min(used)]);
-        }
-        total += used;
-        reader.consume(used);
-        if found {
-            return Ok(if total > max { Line::TooLong(total) } else { Line::Complete });
-        }
-    }
-}
-
-/// The numeric `"id"` near the start of a message, read without parsing the whole of it.
-fn leading_id(prefix: &[u8]) -> Option<u64> {
-    let text = String::from_utf8_lossy(&prefix[..prefix.len().min(256)]).into_owned();
-    let at = text.find("\"id\"")? + 4;
-    let rest = text[at..].trim_start().strip_prefix(':')?.trim_start();
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    digits.parse().ok()
-}
-
-async fn stderr_loop(name: String, stderr: tokio::process::ChildStderr) {
-    let mut lines = BufReader::new(stderr);
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        match read_line_bounded(&mut lines, &mut buf, STDERR_LINE_MAX).await {
-            Ok(Line::Eof) | Err(_) => return,
-            Ok(_) => {
-                let line = String::from_utf8_lossy(&buf);
-                let line = line.trim_end();
-                if !line.is_empty() {
-                    tracing::info!(source = "upstream", upstream = %name, stream = "stderr", "{line}");
-                }
-            }
-        }
-    }
-}
-
 fn allowed_env() -> Vec<(String, String)> {
     std::env::vars()
         .filter(|(k, _)| ENV_ALLOWLIST.contains(&k.as_str()) || ENV_ALLOWED_PREFIXES.iter().any(|p| k.starts_with(p)))
@@ -448,5 +267,6 @@ pub(crate) fn expand_tilde(path: &str) -> String {
     }
 }
 
+mod read;
 #[cfg(test)]
 mod tests;

@@ -1,3 +1,4 @@
+use super::read::{Line, answer_of, leading_id, read_line_bounded};
 use super::*;
 
 #[test]
