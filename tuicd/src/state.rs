@@ -54,6 +54,9 @@ pub(crate) struct Shared {
     pub port_override: Option<u16>,
     /// The upstream MCP servers tuicd proxies (see [`crate::proxy`]).
     pub upstreams: Arc<crate::proxy::registry::Upstreams>,
+    /// Held while `mcp-upstreams.json` is saved or re-read and applied to `upstreams`, so the
+    /// registry sees the writes in order.
+    pub upstreams_saving: tokio::sync::Mutex<()>,
 }
 
 impl Shared {
@@ -102,6 +105,7 @@ impl Shared {
             request_timeout,
             port_override,
             upstreams,
+            upstreams_saving: Default::default(),
         }
     }
 }
@@ -124,7 +128,7 @@ impl App {
     /// Connects the upstreams of `<config_dir>/mcp-upstreams.json`, starts their health ticker,
     /// and keeps the MCP tool list in step with them.
     fn start_upstreams(&self) {
-        let file = crate::proxy::registry::load_file(&self.config_dir);
+        let file = crate::proxy::store::load_at_boot(&self.config_dir);
         self.upstreams.apply_diff(&Default::default(), &file);
         crate::proxy::health::spawn(self.upstreams.clone(), self.shutdown.clone());
         crate::mcp::upstream::spawn_watcher(self);

@@ -1,6 +1,7 @@
 //! The upstream MCP proxy: other MCP servers reached through tuicd's one `/mcp` endpoint.
 //!
 //! - [`config`]: `mcp-upstreams.json`'s types and the rules an entry must meet (pure).
+//! - [`store`]: the file on disk: locked three-way saves, atomic writes, redaction.
 //! - [`wire`]: what the two transports share: handshake, request options, errors, bearer source.
 //! - [`stdio`]: the stdio transport; [`registry`]: the live upstreams (one shared client each),
 //!   their status, tools and calls; [`health`]: the health ticker and the circuit breaker.
@@ -14,4 +15,5 @@ pub(crate) mod health;
 pub(crate) mod http;
 pub(crate) mod registry;
 pub(crate) mod stdio;
+pub(crate) mod store;
 pub(crate) mod wire;

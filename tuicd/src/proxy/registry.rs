@@ -353,30 +353,3 @@ impl Upstreams {
         self.entries.locked().values().cloned().collect()
     }
 }
-
-/// Reads `<config_dir>/mcp-upstreams.json` (missing = no upstreams). A file that cannot be read
-/// or is invalid is logged and ignored, so a typo there never keeps the daemon from starting.
-// The store (`proxy::store::load`) replaces this reader when it lands.
-pub(crate) fn load_file(config_dir: &std::path::Path) -> UpstreamsFile {
-    let path = config_dir.join("mcp-upstreams.json");
-    let bytes = match std::fs::read(&path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return UpstreamsFile::default(),
-        Err(e) => {
-            tracing::error!(source = "upstream", path = %path.display(), error = %e, "cannot read; no upstreams");
-            return UpstreamsFile::default();
-        }
-    };
-    let file: UpstreamsFile = match serde_json::from_slice(&bytes) {
-        Ok(file) => file,
-        Err(e) => {
-            tracing::error!(source = "upstream", path = %path.display(), error = %e, "invalid; no upstreams");
-            return UpstreamsFile::default();
-        }
-    };
-    if let Err(e) = file.validate(None) {
-        tracing::error!(source = "upstream", path = %path.display(), error = %e, "invalid; no upstreams");
-        return UpstreamsFile::default();
-    }
-    file
-}

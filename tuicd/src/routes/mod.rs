@@ -24,4 +24,5 @@ mod stream_encode;
 pub(crate) mod ui;
 pub(crate) mod ui_screenshot;
 pub(crate) mod upstream_status;
+pub(crate) mod upstreams;
 pub(crate) mod worktrees;

@@ -1,7 +1,6 @@
-//! SIGHUP (`systemctl reload`): re-read `config.json` and apply it as `PUT /config` applies a
-//! change, and re-read `mcp-upstreams.json` (exactly the changed upstreams reconnect). Sessions,
-//! the IPC listener and every client connection are untouched; a broken file is refused with the
-//! reason logged and the live config kept.
+//! SIGHUP (`systemctl reload`): re-read `config.json` and `mcp-upstreams.json` and apply them as
+//! `PUT /config` and `PUT /mcp/upstreams` apply a change. Sessions, the IPC listener and every
+//! client connection are untouched; a broken file is refused with the reason logged and what runs kept.
 
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch;
@@ -31,5 +30,22 @@ async fn reload(app: &App) {
         }
         Err(e) => tracing::error!(error = %e, "SIGHUP: config.json not reloaded; the running config is kept"),
     }
-    app.upstreams.reload(&crate::proxy::registry::load_file(&app.config_dir));
+    reload_upstreams(app).await;
+}
+
+/// Re-reads `mcp-upstreams.json` and applies what differs from what runs, in turn with saves
+/// (`upstreams_saving`). A broken file changes nothing and says why.
+async fn reload_upstreams(app: &App) {
+    let _in_order = app.upstreams_saving.lock().await;
+    match crate::proxy::store::read(&app.config_dir).await {
+        Ok(next) => {
+            tracing::info!(source = "upstream", servers = next.servers.len(), "SIGHUP: mcp-upstreams.json re-read");
+            app.upstreams.reload(&next);
+        }
+        Err(e) => tracing::error!(
+            source = "upstream",
+            error = %e,
+            "SIGHUP: mcp-upstreams.json not reloaded; the running upstreams are kept"
+        ),
+    }
 }

@@ -57,6 +57,8 @@ mod stream;
 mod stream_close;
 mod task_owner;
 mod ui_confirm;
+mod upstream_config;
+mod upstream_config_live;
 mod upstream_faults;
 mod upstream_http;
 mod upstream_proxy;
