@@ -47,6 +47,8 @@ pub(crate) struct Shared {
     pub repos: Arc<crate::repos::Repos>,
     /// The frontends' output watcher sets, matched on each session's own task.
     pub plugins: Arc<crate::plugins::OutputWatchers>,
+    /// OAuth for upstream MCP servers: flows, callback servers, the credential store.
+    pub oauth: Arc<crate::proxy::oauth::OAuth>,
     /// Flips to true once when the daemon starts shutting down; long-lived streams end on it.
     pub shutdown: watch::Receiver<bool>,
     pub request_timeout: Duration,
@@ -72,6 +74,12 @@ impl Shared {
         // The agent engine attaches to every session from outside the session core.
         let ui = Arc::new(crate::ui::Ui::new(events.clone()));
         let repos = Arc::new(crate::repos::Repos::load(&config_dir));
+        let oauth = Arc::new(crate::proxy::oauth::OAuth::new(
+            &config_dir,
+            events.clone(),
+            ui.clone(),
+            crate::proxy::oauth::Timing::from_env(),
+        ));
         sessions.set_attach_factory(crate::agent_runtime::attach_factory(
             events.clone(),
             agents.edges.clone(),
@@ -92,6 +100,7 @@ impl Shared {
             ui,
             repos,
             plugins,
+            oauth,
             shutdown,
             request_timeout,
             port_override,

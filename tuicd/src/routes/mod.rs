@@ -21,4 +21,5 @@ mod stream_direct;
 mod stream_encode;
 pub(crate) mod ui;
 pub(crate) mod ui_screenshot;
+pub(crate) mod upstream_oauth;
 pub(crate) mod worktrees;
