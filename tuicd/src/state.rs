@@ -54,6 +54,8 @@ pub(crate) struct Shared {
     pub request_timeout: Duration,
     /// `TUIC_PORT`: overrides `services.server.port` for this process without persisting it.
     pub port_override: Option<u16>,
+    /// The upstream MCP servers tuicd proxies (see [`crate::proxy`]).
+    pub upstreams: Arc<crate::proxy::registry::Upstreams>,
 }
 
 impl Shared {
@@ -80,6 +82,13 @@ impl Shared {
             ui.clone(),
             crate::proxy::oauth::Timing::from_env(),
         ));
+        let upstreams = Arc::new(crate::proxy::registry::Upstreams::new(events.clone(), {
+            let oauth = oauth.clone();
+            Arc::new(move |server: &crate::proxy::config::UpstreamServer| {
+                oauth.bearer_for(server).or_else(|| crate::proxy::registry::static_bearer(server))
+            })
+        }));
+        oauth.link(upstreams.clone());
         sessions.set_attach_factory(crate::agent_runtime::attach_factory(
             events.clone(),
             agents.edges.clone(),
@@ -104,6 +113,7 @@ impl Shared {
             shutdown,
             request_timeout,
             port_override,
+            upstreams,
         }
     }
 }
@@ -120,6 +130,16 @@ impl App {
         crate::mcp::spawn_reaper(self, mcp_session_ttl);
         crate::messaging_runtime::start(self);
         tokio::spawn(crate::agent_runtime::progress::record_intents(self.clone()));
+        crate::proxy::oauth::spawn_consent_watcher(self.oauth.clone(), self.shutdown.clone());
+        self.start_upstreams();
+    }
+
+    /// Connects the upstreams of `<config_dir>/mcp-upstreams.json`, starts their health ticker,
+    /// and keeps the MCP tool list in step with them.
+    fn start_upstreams(&self) {
+        let file = crate::proxy::registry::load_file(&self.config_dir);
+        self.upstreams.apply_diff(&Default::default(), &file);
+        crate::proxy::health::spawn(self.upstreams.clone(), self.shutdown.clone());
     }
 
     /// Resolves once the daemon starts shutting down; long-lived streams select on it.

@@ -245,14 +245,15 @@ mod tests {
         assert!(file.servers[0].enabled);
         assert_eq!(file.servers[0].timeout_secs, 30);
         assert_eq!(file.validate(None), Ok(()));
-        let again: UpstreamsFile = serde_json::from_str(&serde_json::to_string(&file).expect("prints")).expect("parses");
+        let again: UpstreamsFile =
+            serde_json::from_str(&serde_json::to_string(&file).expect("prints")).expect("parses");
         assert_eq!(again, file);
     }
 
     #[test]
     fn the_reference_auth_spellings_are_accepted() {
-        let auth: UpstreamAuth = serde_json::from_value(json!({"type": "OAuth2", "client_id": "c", "scopes": ["s"]}))
-            .expect("OAuth2 alias");
+        let auth: UpstreamAuth =
+            serde_json::from_value(json!({"type": "OAuth2", "client_id": "c", "scopes": ["s"]})).expect("OAuth2 alias");
         assert!(matches!(auth, UpstreamAuth::Oauth2 { ref client_id, .. } if client_id == "c"));
     }
 
@@ -268,9 +269,7 @@ mod tests {
 
     #[test]
     fn every_refusal_names_its_rule() {
-        let stdio = |id: &str, name: &str, command: &str| {
-            json!({"id": id, "name": name, "transport": {"type": "stdio", "command": command}})
-        };
+        let stdio = |id: &str, name: &str, command: &str| json!({"id": id, "name": name, "transport": {"type": "stdio", "command": command}});
         let http = |name: &str, url: &str| json!({"id": name, "name": name, "transport": {"type": "http", "url": url}});
         let cases = [
             (json!({"servers": [stdio("a", "", "x")]}), "EmptyName"),

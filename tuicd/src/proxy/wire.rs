@@ -91,3 +91,16 @@ impl BearerSource for StaticBearer {
         Box::pin(async { None })
     }
 }
+
+/// What a transport's `connect` is handed by the registry.
+#[derive(Debug)]
+pub(crate) struct ConnectCtx {
+    /// Every server notification not related to a request in flight (bounded: a full queue drops
+    /// and counts). The transport holds this sender for as long as its connection lives, so the
+    /// registry reads the receiver's end (`None`) as the connection's end.
+    pub notifications: mpsc::Sender<Value>,
+    /// The credential an HTTP upstream presents (unused by stdio).
+    pub bearer: Option<std::sync::Arc<dyn BearerSource>>,
+    /// The upstream's name, for logs (`source = "upstream"`, `upstream = name`).
+    pub name: String,
+}

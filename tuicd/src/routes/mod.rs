@@ -22,4 +22,5 @@ mod stream_encode;
 pub(crate) mod ui;
 pub(crate) mod ui_screenshot;
 pub(crate) mod upstream_oauth;
+pub(crate) mod upstream_status;
 pub(crate) mod worktrees;

@@ -39,6 +39,7 @@ pub(super) async fn route(app: App, caller: Caller, req: Request) -> Response {
             GET => crate::mcp::transport::get(&app, &caller, req),
             DELETE => crate::mcp::transport::delete(&app, &caller, req),
         ),
+        ["mcp", "upstream-status"] => methods!(&method, GET => routes::upstream_status::get(&app)),
         ["agents", "detect"] => methods!(&method, GET => routes::agents::detect()),
         ["agents", "detect-all"] => methods!(&method, POST => routes::agents::detect_all(req)),
         ["agents", "open-in-app"] => methods!(&method, POST => routes::agents::open_in_app(&caller, req)),

@@ -58,3 +58,4 @@ mod stream_close;
 mod task_owner;
 mod ui_confirm;
 mod upstream_oauth;
+mod upstream_http;

@@ -55,14 +55,12 @@ impl BearerSource for OAuthBearer {
                         if let Err(e) = self.oauth.store.clear_tokens(&self.id) {
                             tracing::warn!(source = "oauth", upstream = %self.name, error = %e, "cannot forget the refused tokens");
                         }
-                        self.oauth.needs_auth(&self.name, &self.id);
                         None
                     }
                 },
-                Recovery::Reauthorize => {
-                    self.oauth.needs_auth(&self.name, &self.id);
-                    None
-                }
+                // The client then fails with NeedsOAuth, the registry shows `needs_auth`, and the
+                // consent watcher asks the person.
+                Recovery::Reauthorize => None,
             }
         })
     }
@@ -93,15 +91,15 @@ impl OAuthBearer {
 impl OAuth {
     /// The upstream has no usable credential: ask the person once (through the confirm flow,
     /// naming the authorization server's origin) and start an authorization on approval.
-    pub(crate) fn needs_auth(self: &Arc<Self>, name: &str, id: &str) {
-        if !self.consent_asked.locked().insert(id.to_owned()) {
+    pub(crate) fn needs_auth(self: &Arc<Self>, name: &str) {
+        if !self.consent_asked.locked().insert(name.to_owned()) {
             return;
         }
         let oauth = self.clone();
         let name = name.to_owned();
         tokio::spawn(async move {
             if let Err(e) = oauth.ask_consent(&name).await {
-                tracing::warn!(source = "oauth", upstream = %name, error = %e, "cannot ask for authorization");
+                tracing::info!(source = "oauth", upstream = %name, error = %e, "cannot ask for authorization");
             }
         });
     }

@@ -145,8 +145,6 @@ pub(crate) struct AsMetadata {
     #[serde(default)]
     pub registration_endpoint: Option<String>,
     #[serde(default)]
-    pub scopes_supported: Option<Vec<String>>,
-    #[serde(default)]
     pub token_endpoint_auth_methods_supported: Option<Vec<String>>,
     #[serde(default)]
     pub code_challenge_methods_supported: Option<Vec<String>>,

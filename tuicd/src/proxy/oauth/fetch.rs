@@ -103,6 +103,14 @@ impl Http {
                 )));
             }
         };
+        if let Some(methods) = &metadata.code_challenge_methods_supported
+            && !methods.iter().any(|m| m == "S256")
+        {
+            return Err(OAuthError::Discovery(format!(
+                "the authorization server at {} does not support PKCE S256 (it lists {methods:?})",
+                discovery::origin_text(&issuer)
+            )));
+        }
         if let Some(named) = metadata.issuer.as_deref()
             && named.trim_end_matches('/') != issuer.as_str().trim_end_matches('/')
         {

@@ -117,6 +117,7 @@ impl Flows {
         expired.iter().filter_map(|s| self.end(s, Ended::Expired)).collect()
     }
 
+    #[cfg(test)]
     pub(crate) fn pending_count(&self) -> usize {
         self.pending.len()
     }

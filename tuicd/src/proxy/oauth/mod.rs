@@ -15,6 +15,7 @@ mod callback;
 pub(crate) mod discovery;
 mod fetch;
 mod flow;
+mod link;
 pub(crate) mod pkce;
 mod start;
 pub(crate) mod store;
@@ -31,6 +32,7 @@ use crate::proxy::config::{UpstreamServer, UpstreamsFile};
 use crate::ui::Ui;
 
 pub(crate) use bearer::OAuthBearer;
+pub(crate) use link::spawn_consent_watcher;
 
 /// What OAuth needs of the upstream registry: its statuses and a reconnect.
 pub(crate) trait UpstreamLink: Send + Sync {
@@ -96,7 +98,8 @@ pub(crate) struct OAuth {
     /// One async lock per upstream id: refreshes of one upstream run one at a time, so a burst
     /// of 401s costs one token request (the second waiter finds the new generation).
     refreshing: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
-    /// Upstreams whose consent was asked since their last token: asked once, not per 401.
+    /// Upstreams (by name) whose consent was asked since their last token: asked once, not at
+    /// every `needs_auth`.
     consent_asked: Mutex<HashSet<String>>,
     events: Arc<EventBus>,
     ui: Arc<Ui>,

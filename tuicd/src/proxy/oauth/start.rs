@@ -201,7 +201,7 @@ impl OAuth {
         match outcome {
             Ok(()) => {
                 self.flows.locked().record(state, Ended::Completed);
-                self.consent_asked.locked().remove(&flow.upstream_id);
+                self.consent_asked.locked().remove(&flow.name);
                 tracing::info!(source = "oauth", upstream = %flow.name, "authorized; reconnecting");
                 self.set_status(&flow.name, "connecting");
                 self.reconnect(&flow.name);

@@ -33,10 +33,6 @@ impl TokenSet {
         self.expires_at.is_some_and(|at| at <= now.saturating_add(OAUTH_EXPIRY_MARGIN.as_secs()))
     }
 
-    pub(crate) fn expired(&self) -> bool {
-        self.expired_at(unix_now())
-    }
-
     /// The set a token response makes; a refresh answer without a new `refresh_token` keeps the
     /// one it was refreshed with (RFC 6749 §6).
     pub(crate) fn from_response(response: TokenResponse, now: u64, previous_refresh: Option<String>) -> Self {

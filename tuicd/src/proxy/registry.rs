@@ -1,0 +1,362 @@
+//! The live upstreams: one shared client per configured upstream for every connected agent, its
+//! status, its tools and its metrics.
+//!
+//! Each upstream has one supervisor task ([`actor`]) that owns its connection: it connects,
+//! refetches tools on `notifications/tools/list_changed`, runs the health checks the
+//! [`super::health`] ticker asks for, and reconnects with backoff. Calls read the entry's client
+//! under a std lock held for microseconds and run without it, so every caller shares the one
+//! connection. The MCP layer reads [`Upstreams::tools`] and watches [`Upstreams::subscribe_tools`];
+//! this module never names it.
+
+mod actor;
+mod call;
+mod routes;
+mod view;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::{mpsc, watch};
+
+use super::config::{UpstreamAuth, UpstreamServer, UpstreamsFile};
+use super::health::Breaker;
+use super::http::HttpClient;
+use super::stdio::StdioClient;
+use super::wire::{BearerSource, ConnectCtx, Handshake, RequestOpts, StaticBearer, UpstreamError};
+use crate::events::EventBus;
+use crate::lock::Recover;
+
+pub(crate) use call::CallError;
+pub(crate) use view::{StatusView, UpstreamTool};
+
+/// Where an upstream's bearer credential comes from: [`static_bearer`] for `auth: bearer`, the
+/// OAuth module's source for `auth: oauth2`. The registry never names the OAuth module.
+pub(crate) type BearerFor = Arc<dyn Fn(&UpstreamServer) -> Option<Arc<dyn BearerSource>> + Send + Sync>;
+
+/// The static part of [`BearerFor`]: a configured bearer token.
+pub(crate) fn static_bearer(server: &UpstreamServer) -> Option<Arc<dyn BearerSource>> {
+    match &server.auth {
+        Some(UpstreamAuth::Bearer { token }) => Some(Arc::new(StaticBearer(token.clone()))),
+        _ => None,
+    }
+}
+
+/// An upstream's status, as the reference spells it on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Status {
+    Connecting,
+    Ready,
+    CircuitOpen,
+    Disabled,
+    Failed,
+    NeedsAuth,
+    Authenticating,
+}
+
+impl Status {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Status::Connecting => "connecting",
+            Status::Ready => "ready",
+            Status::CircuitOpen => "circuit_open",
+            Status::Disabled => "disabled",
+            Status::Failed => "failed",
+            Status::NeedsAuth => "needs_auth",
+            Status::Authenticating => "authenticating",
+        }
+    }
+}
+
+/// One connection to an upstream, whichever its transport.
+#[derive(Debug)]
+pub(crate) enum Client {
+    Stdio(StdioClient),
+    Http(HttpClient),
+}
+
+impl Client {
+    async fn connect(server: &UpstreamServer, ctx: ConnectCtx) -> Result<(Self, Handshake), UpstreamError> {
+        match &server.transport {
+            super::config::Transport::Stdio { .. } => {
+                StdioClient::connect(server, ctx).await.map(|(c, h)| (Client::Stdio(c), h))
+            }
+            super::config::Transport::Http { .. } => {
+                HttpClient::connect(server, ctx).await.map(|(c, h)| (Client::Http(c), h))
+            }
+        }
+    }
+
+    pub(crate) async fn request(&self, method: &str, params: Value, opts: RequestOpts) -> Result<Value, UpstreamError> {
+        match self {
+            Client::Stdio(c) => c.request(method, params, opts).await,
+            Client::Http(c) => c.request(method, params, opts).await,
+        }
+    }
+
+    pub(crate) async fn notify(&self, method: &str, params: Value) -> Result<(), UpstreamError> {
+        match self {
+            Client::Stdio(c) => c.notify(method, params).await,
+            Client::Http(c) => c.notify(method, params).await,
+        }
+    }
+
+    async fn close(&self) {
+        match self {
+            Client::Stdio(c) => c.close().await,
+            Client::Http(c) => c.close().await,
+        }
+    }
+
+    fn pid(&self) -> Option<i32> {
+        match self {
+            Client::Stdio(c) => c.pid(),
+            Client::Http(_) => None,
+        }
+    }
+}
+
+/// What the registry and every entry share: where status and tool changes are told.
+struct Hub {
+    events: Arc<EventBus>,
+    bearer_for: BearerFor,
+    /// Bumped when any upstream's visible tools change (connect, refetch, disconnect).
+    tools_changed: watch::Sender<u64>,
+    /// Bumped on every status change (the settle wait watches it).
+    status_changed: watch::Sender<u64>,
+    /// Progress tokens of calls in flight, for routing `notifications/progress` back.
+    progress: routes::ProgressRoutes,
+    /// `UPSTREAM_HEALTH_INTERVAL`, or a test's override.
+    health_interval: Mutex<Duration>,
+}
+
+impl Hub {
+    fn bump_tools(&self) {
+        self.tools_changed.send_modify(|n| *n += 1);
+    }
+}
+
+/// One configured upstream.
+struct Entry {
+    server: UpstreamServer,
+    state: Mutex<EntryState>,
+    commands: mpsc::Sender<actor::Command>,
+    /// Calls in flight, each with the sender of its caller's related notifications (logging).
+    callers: Mutex<HashMap<u64, mpsc::Sender<Value>>>,
+    next_call: AtomicU64,
+}
+
+#[derive(Debug, Default)]
+struct Metrics {
+    call_count: u64,
+    error_count: u64,
+    last_latency_ms: Option<u64>,
+}
+
+struct EntryState {
+    status: Status,
+    client: Option<Arc<Client>>,
+    /// The upstream's tools as it listed them (unfiltered), each a tool object.
+    tools: Vec<Value>,
+    metrics: Metrics,
+    last_error: Option<String>,
+    breaker: Breaker,
+}
+
+impl Entry {
+    fn status(&self) -> Status {
+        self.state.locked().status
+    }
+
+    /// Sets the status; a change is published as `upstream-status-changed` and may change the
+    /// visible tools (only ready upstreams list theirs).
+    fn set_status(&self, hub: &Hub, status: Status) {
+        let previous = std::mem::replace(&mut self.state.locked().status, status);
+        if previous == status {
+            return;
+        }
+        tracing::info!(source = "upstream", upstream = %self.server.name, from = previous.as_str(), to = status.as_str(), "status changed");
+        hub.events.publish(
+            proto::events::UPSTREAM_STATUS_CHANGED,
+            &serde_json::json!({"name": self.server.name, "status": status}),
+        );
+        hub.status_changed.send_modify(|n| *n += 1);
+        if previous == Status::Ready || status == Status::Ready {
+            hub.bump_tools();
+        }
+    }
+
+    fn record_error(&self, error: &str) {
+        self.state.locked().last_error = Some(error.to_owned());
+    }
+}
+
+/// The registry: every configured upstream by id.
+pub(crate) struct Upstreams {
+    entries: Mutex<BTreeMap<String, Arc<Entry>>>,
+    hub: Arc<Hub>,
+    booted: Instant,
+}
+
+impl std::fmt::Debug for Upstreams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Upstreams").field("count", &self.entries.locked().len()).finish_non_exhaustive()
+    }
+}
+
+impl Upstreams {
+    pub(crate) fn new(events: Arc<EventBus>, bearer_for: BearerFor) -> Self {
+        Self {
+            entries: Mutex::default(),
+            hub: Arc::new(Hub {
+                events,
+                bearer_for,
+                tools_changed: watch::channel(0).0,
+                status_changed: watch::channel(0).0,
+                progress: routes::ProgressRoutes::default(),
+                health_interval: Mutex::new(crate::limits::UPSTREAM_HEALTH_INTERVAL),
+            }),
+            booted: Instant::now(),
+        }
+    }
+
+    /// Disconnects removed or changed upstreams and connects added or changed ones: exactly
+    /// what differs between `before` and `after` (by id). Needs a tokio runtime.
+    pub(crate) fn apply_diff(&self, before: &UpstreamsFile, after: &UpstreamsFile) {
+        let mut ids: Vec<&str> = before.servers.iter().chain(&after.servers).map(|s| s.id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut entries = self.entries.locked();
+        let mut changed = false;
+        for id in ids {
+            let (old, new) = (before.by_id(id), after.by_id(id));
+            if old == new && entries.get(id).is_some_and(|e| Some(&e.server) == new) {
+                continue;
+            }
+            if let Some(entry) = entries.remove(id) {
+                tracing::info!(source = "upstream", upstream = %entry.server.name, "disconnecting (removed or changed)");
+                let _ = entry.commands.try_send(actor::Command::Stop);
+                changed = true;
+            }
+            if let Some(server) = new {
+                tracing::info!(source = "upstream", upstream = %server.name, "connecting (added or changed)");
+                entries.insert(id.to_owned(), actor::start(server.clone(), self.hub.clone()));
+                changed = true;
+            }
+        }
+        drop(entries);
+        if changed {
+            self.hub.bump_tools();
+        }
+    }
+
+    /// The status of the upstream named `name`.
+    pub(crate) fn status(&self, name: &str) -> Option<Status> {
+        self.by_name(name).map(|e| e.status())
+    }
+
+    /// Sets an upstream's status from outside (the OAuth flow: `authenticating` while a flow is
+    /// recorded, back to `needs_auth` when it ends without a token).
+    pub(crate) fn set_status(&self, name: &str, status: Status) {
+        if let Some(entry) = self.by_name(name) {
+            entry.set_status(&self.hub, status);
+        }
+    }
+
+    /// Drops the upstream's connection (if any) and connects again now, with a fresh breaker.
+    pub(crate) fn reconnect(&self, name: &str) {
+        if let Some(entry) = self.by_name(name) {
+            let _ = entry.commands.try_send(actor::Command::Reconnect);
+        }
+    }
+
+    /// Resolves when the visible tool set may have changed.
+    pub(crate) fn subscribe_tools(&self) -> watch::Receiver<u64> {
+        self.hub.tools_changed.subscribe()
+    }
+
+    /// Whether any upstream is configured (upstream tools are listed only then).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.entries.locked().is_empty()
+    }
+
+    /// Waits until no upstream is still connecting for the first time, or `settle` after boot.
+    pub(crate) async fn settle(&self, settle: Duration) {
+        let deadline = tokio::time::Instant::from_std(self.booted + settle);
+        let mut changes = self.hub.status_changed.subscribe();
+        loop {
+            let waiting = self.entries.locked().values().any(|e| {
+                let state = e.state.locked();
+                state.status == Status::Connecting && state.metrics.call_count == 0 && !state.breaker.tried()
+            });
+            if !waiting {
+                return;
+            }
+            if tokio::time::timeout_at(deadline, changes.changed()).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Sets the health check interval (tests shorten it) before [`super::health::spawn`].
+    pub(crate) fn set_health_interval(&self, interval: Duration) {
+        *self.hub.health_interval.locked() = interval;
+    }
+
+    pub(crate) fn health_interval(&self) -> Duration {
+        *self.hub.health_interval.locked()
+    }
+
+    /// One health tick for every upstream (see [`super::health`]).
+    pub(crate) fn tick(&self) {
+        for entry in self.entries.locked().values() {
+            let _ = entry.commands.try_send(actor::Command::Tick);
+        }
+    }
+
+    /// Stops every upstream (daemon shutdown).
+    pub(crate) fn stop_all(&self) {
+        for (_, entry) in std::mem::take(&mut *self.entries.locked()) {
+            let _ = entry.commands.try_send(actor::Command::Stop);
+        }
+    }
+
+    fn by_name(&self, name: &str) -> Option<Arc<Entry>> {
+        self.entries.locked().values().find(|e| e.server.name == name).cloned()
+    }
+
+    fn all(&self) -> Vec<Arc<Entry>> {
+        self.entries.locked().values().cloned().collect()
+    }
+}
+
+/// Reads `<config_dir>/mcp-upstreams.json` (missing = no upstreams). A file that cannot be read
+/// or is invalid is logged and ignored, so a typo there never keeps the daemon from starting.
+// The store (`proxy::store::load`) replaces this reader when it lands.
+pub(crate) fn load_file(config_dir: &std::path::Path) -> UpstreamsFile {
+    let path = config_dir.join("mcp-upstreams.json");
+    let bytes = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return UpstreamsFile::default(),
+        Err(e) => {
+            tracing::error!(source = "upstream", path = %path.display(), error = %e, "cannot read; no upstreams");
+            return UpstreamsFile::default();
+        }
+    };
+    let file: UpstreamsFile = match serde_json::from_slice(&bytes) {
+        Ok(file) => file,
+        Err(e) => {
+            tracing::error!(source = "upstream", path = %path.display(), error = %e, "invalid; no upstreams");
+            return UpstreamsFile::default();
+        }
+    };
+    if let Err(e) = file.validate(None) {
+        tracing::error!(source = "upstream", path = %path.display(), error = %e, "invalid; no upstreams");
+        return UpstreamsFile::default();
+    }
+    file
+}

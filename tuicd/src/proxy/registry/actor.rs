@@ -1,0 +1,303 @@
+//! One upstream's supervisor: the only task that connects, reconnects and closes its client.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use super::{Client, Entry, EntryState, Hub, Metrics, Status};
+use crate::limits::{UPSTREAM_NOTIFY_QUEUE, UPSTREAM_RESPAWN_MIN_GAP};
+use crate::lock::Recover;
+use crate::proxy::config::{Transport, UpstreamAuth, UpstreamServer};
+use crate::proxy::health::{Breaker, Verdict};
+use crate::proxy::wire::{ConnectCtx, RequestOpts, UpstreamError};
+
+/// What the registry asks of a supervisor.
+#[derive(Debug)]
+pub(super) enum Command {
+    Reconnect,
+    Tick,
+    Stop,
+}
+
+/// The most pages of `tools/list` followed for one upstream.
+const TOOLS_LIST_PAGES: usize = 20;
+/// Commands queued per supervisor; a tick that finds the queue full is dropped.
+const COMMAND_QUEUE: usize = 8;
+
+/// Creates the entry and starts its supervisor.
+pub(super) fn start(server: UpstreamServer, hub: Arc<Hub>) -> Arc<Entry> {
+    let (commands, receiver) = mpsc::channel(COMMAND_QUEUE);
+    let status = if server.enabled { Status::Connecting } else { Status::Disabled };
+    let entry = Arc::new(Entry {
+        server,
+        state: std::sync::Mutex::new(EntryState {
+            status,
+            client: None,
+            tools: Vec::new(),
+            metrics: Metrics::default(),
+            last_error: None,
+            breaker: Breaker::default(),
+        }),
+        commands,
+        callers: Default::default(),
+        next_call: Default::default(),
+    });
+    tokio::spawn(run(entry.clone(), hub, receiver));
+    entry
+}
+
+type Connection = (Arc<Client>, mpsc::Receiver<Value>);
+
+async fn run(entry: Arc<Entry>, hub: Arc<Hub>, mut commands: mpsc::Receiver<Command>) {
+    let mut conn: Option<Connection> = None;
+    let mut next_attempt = entry.server.enabled.then(Instant::now);
+    let mut last_spawn: Option<Instant> = None;
+    loop {
+        if conn.is_none() && next_attempt.is_some_and(|at| at <= Instant::now()) {
+            next_attempt = None;
+            match attempt(&entry, &hub, &mut last_spawn).await {
+                Ok(connection) => conn = Some(connection),
+                Err(retry) => next_attempt = retry,
+            }
+        }
+        let wake = next_attempt.filter(|_| conn.is_none());
+        tokio::select! {
+            command = commands.recv() => match command {
+                None | Some(Command::Stop) => {
+                    disconnect(&entry, &hub, conn.take()).await;
+                    return;
+                }
+                Some(Command::Reconnect) => {
+                    disconnect(&entry, &hub, conn.take()).await;
+                    entry.state.locked().breaker = Breaker::default();
+                    next_attempt = entry.server.enabled.then(Instant::now);
+                }
+                Some(Command::Tick) => match &conn {
+                    Some((client, _)) => {
+                        if let Some(retry) = health_check(&entry, &hub, client).await {
+                            disconnect(&entry, &hub, conn.take()).await;
+                            next_attempt = retry;
+                        }
+                    }
+                    None => {
+                        let status = entry.status();
+                        if matches!(status, Status::Connecting | Status::CircuitOpen | Status::Failed) {
+                            next_attempt = Some(Instant::now());
+                        }
+                    }
+                },
+            },
+            message = next_message(&mut conn) => match message {
+                Some(message) => on_notification(&entry, &hub, conn.as_ref().map(|c| c.0.clone()), message),
+                None => {
+                    let error = format!("upstream {} exited or disconnected", entry.server.name);
+                    tracing::warn!(source = "upstream", upstream = %entry.server.name, "connection lost; reconnecting");
+                    entry.record_error(&error);
+                    disconnect(&entry, &hub, conn.take()).await;
+                    next_attempt = after_failure(&entry, &hub, &error, last_spawn);
+                }
+            },
+            () = sleep_until(wake) => {}
+        }
+    }
+}
+
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn next_message(conn: &mut Option<Connection>) -> Option<Value> {
+    match conn {
+        Some((_, notifications)) => notifications.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Connects, lists the tools and marks the entry ready; on failure, when to try again (`None`:
+/// only when asked, as for an upstream that needs authorization).
+async fn attempt(
+    entry: &Arc<Entry>,
+    hub: &Arc<Hub>,
+    last_spawn: &mut Option<Instant>,
+) -> Result<Connection, Option<Instant>> {
+    let server = &entry.server;
+    let bearer = (hub.bearer_for)(server);
+    if matches!(server.auth, Some(UpstreamAuth::Oauth2 { .. })) && bearer.as_ref().and_then(|b| b.current()).is_none() {
+        entry.record_error("no OAuth token yet: authorize this upstream");
+        entry.set_status(hub, Status::NeedsAuth);
+        return Err(None);
+    }
+    if !matches!(entry.status(), Status::CircuitOpen | Status::Failed) {
+        entry.set_status(hub, Status::Connecting);
+    }
+    *last_spawn = Some(Instant::now());
+    let (tx, rx) = mpsc::channel(UPSTREAM_NOTIFY_QUEUE);
+    let ctx = ConnectCtx { notifications: tx, bearer, name: server.name.clone() };
+    let client = match Client::connect(server, ctx).await {
+        Ok((client, handshake)) => {
+            tracing::info!(source = "upstream", upstream = %server.name, protocol_version = %handshake.protocol_version,
+                server_info = %handshake.server_info, pid = ?client.pid(), "connected");
+            Arc::new(client)
+        }
+        Err(UpstreamError::NeedsOAuth { www_authenticate }) => {
+            entry.record_error(&format!("the upstream asks for authorization ({www_authenticate})"));
+            entry.set_status(hub, Status::NeedsAuth);
+            return Err(None);
+        }
+        Err(e) => return Err(after_failure(entry, hub, &e.to_string(), *last_spawn)),
+    };
+    match list_tools(server, &client).await {
+        Ok(tools) => {
+            {
+                let mut state = entry.state.locked();
+                state.tools = tools;
+                state.client = Some(client.clone());
+                state.breaker.success();
+            }
+            entry.set_status(hub, Status::Ready);
+            hub.bump_tools();
+            Ok((client, rx))
+        }
+        Err(e) => {
+            client.close().await;
+            Err(after_failure(entry, hub, &format!("tools/list failed: {e}"), *last_spawn))
+        }
+    }
+}
+
+/// Records a failure and decides the status and the next attempt.
+fn after_failure(entry: &Entry, hub: &Hub, error: &str, last_spawn: Option<Instant>) -> Option<Instant> {
+    tracing::warn!(source = "upstream", upstream = %entry.server.name, error = %error, "upstream failure");
+    let verdict = {
+        let mut state = entry.state.locked();
+        state.last_error = Some(error.to_owned());
+        state.breaker.failure()
+    };
+    // A stdio process is never respawned more often than UPSTREAM_RESPAWN_MIN_GAP.
+    let gap = match entry.server.transport {
+        Transport::Stdio { .. } => last_spawn.map_or_else(Instant::now, |at| at + UPSTREAM_RESPAWN_MIN_GAP),
+        Transport::Http { .. } => Instant::now(),
+    };
+    match verdict {
+        Verdict::Tolerated => {
+            entry.set_status(hub, Status::Connecting);
+            Some(gap.max(Instant::now() + Duration::from_millis(100)))
+        }
+        Verdict::RetryAfter(delay) => {
+            entry.set_status(hub, Status::CircuitOpen);
+            Some(gap.max(Instant::now() + delay))
+        }
+        Verdict::Failed => {
+            entry.set_status(hub, Status::Failed);
+            None
+        }
+    }
+}
+
+/// A ready upstream's `tools/list`; `Some(retry)` when the failure opened the circuit.
+async fn health_check(entry: &Arc<Entry>, hub: &Arc<Hub>, client: &Arc<Client>) -> Option<Option<Instant>> {
+    match list_tools(&entry.server, client).await {
+        Ok(tools) => {
+            let changed = {
+                let mut state = entry.state.locked();
+                state.breaker.success();
+                let changed = state.tools != tools;
+                state.tools = tools;
+                changed
+            };
+            entry.set_status(hub, Status::Ready);
+            if changed {
+                hub.bump_tools();
+            }
+            None
+        }
+        Err(e) => {
+            let error = format!("health check tools/list failed: {e}");
+            let next = after_failure(entry, hub, &error, None);
+            if entry.state.locked().breaker.open() {
+                return Some(next);
+            }
+            // Below the threshold the upstream stays usable.
+            entry.set_status(hub, Status::Ready);
+            None
+        }
+    }
+}
+
+async fn disconnect(entry: &Entry, hub: &Hub, conn: Option<Connection>) {
+    let had_tools = {
+        let mut state = entry.state.locked();
+        state.client = None;
+        !state.tools.is_empty()
+    };
+    if let Some((client, _)) = conn {
+        client.close().await;
+    }
+    if had_tools {
+        hub.bump_tools();
+    }
+}
+
+/// Every page of the upstream's `tools/list`. A result without `tools` is a warning naming the
+/// upstream, never a silent empty list.
+pub(super) async fn list_tools(server: &UpstreamServer, client: &Client) -> Result<Vec<Value>, UpstreamError> {
+    let timeout = Duration::from_secs(server.timeout_secs.max(1));
+    let mut tools = Vec::new();
+    let mut cursor: Option<Value> = None;
+    for _ in 0..TOOLS_LIST_PAGES {
+        let params = match &cursor {
+            Some(cursor) => json!({"cursor": cursor}),
+            None => json!({}),
+        };
+        let mut result = client.request("tools/list", params, RequestOpts::within(timeout)).await?;
+        match result.get_mut("tools").map(Value::take) {
+            Some(Value::Array(page)) => {
+                tools.extend(page.into_iter().filter(|t| t.get("name").is_some_and(Value::is_string)))
+            }
+            _ => {
+                tracing::warn!(source = "upstream", upstream = %server.name, result = %result,
+                    "tools/list answered without result.tools; the upstream lists no tools");
+                return Ok(tools);
+            }
+        }
+        cursor = result.get("nextCursor").filter(|c| !c.is_null()).cloned();
+        if cursor.is_none() {
+            return Ok(tools);
+        }
+    }
+    tracing::warn!(source = "upstream", upstream = %server.name, pages = TOOLS_LIST_PAGES, "tools/list has more pages than followed");
+    Ok(tools)
+}
+
+fn on_notification(entry: &Arc<Entry>, hub: &Arc<Hub>, client: Option<Arc<Client>>, message: Value) {
+    let method = message.get("method").and_then(Value::as_str).unwrap_or_default();
+    match method {
+        "notifications/tools/list_changed" => {
+            let Some(client) = client else { return };
+            let (entry, hub) = (entry.clone(), hub.clone());
+            tokio::spawn(async move {
+                match list_tools(&entry.server, &client).await {
+                    Ok(tools) => {
+                        entry.state.locked().tools = tools;
+                        hub.bump_tools();
+                    }
+                    Err(e) => tracing::warn!(source = "upstream", upstream = %entry.server.name, error = %e,
+                        "refetching tools after list_changed failed"),
+                }
+            });
+        }
+        "notifications/progress" => hub.progress.route(message),
+        "notifications/message" => {
+            for caller in entry.callers.locked().values() {
+                let _ = caller.try_send(message.clone());
+            }
+        }
+        _ => tracing::debug!(source = "upstream", upstream = %entry.server.name, method, "notification"),
+    }
+}

@@ -1,0 +1,137 @@
+//! A proxied `tools/call`: the checks at dispatch, the shared client, progress and logging
+//! routed to the caller, metrics.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::{Entry, Status, Upstreams};
+use crate::limits::UPSTREAM_NOTIFY_QUEUE;
+use crate::lock::Recover;
+use crate::proxy::wire::{RequestOpts, UpstreamError};
+
+/// Why a proxied call was not answered by the upstream's tool.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum CallError {
+    #[error("Unknown upstream '{name}'. Valid upstreams: {valid}")]
+    UnknownUpstream { name: String, valid: String },
+    #[error("Unknown tool '{tool}' on upstream '{upstream}'. Valid tools: {valid}")]
+    UnknownTool { upstream: String, tool: String, valid: String },
+    #[error(
+        "upstream '{name}' needs authorization ({status}): authorize it with `tuicd upstream authorize {name}` or POST /mcp/upstreams/{name}/authorize"
+    )]
+    NeedsAuth { name: String, status: &'static str },
+    #[error("upstream '{name}' is {status} and cannot take calls{}", last_error.as_ref().map(|e| format!(" (last error: {e})")).unwrap_or_default())]
+    Unavailable { name: String, status: &'static str, last_error: Option<String> },
+    #[error("upstream '{name}': {error}")]
+    Upstream { name: String, error: UpstreamError },
+}
+
+impl Upstreams {
+    /// Calls `tool` (the upstream's own name) on the upstream named `upstream`. `params` is the
+    /// `tools/call` params to send (`name` is set here); its `_meta.progressToken` is rewritten
+    /// and the progress and log notifications of the call go to `caller`.
+    pub(crate) async fn call(
+        &self,
+        upstream: &str,
+        tool: &str,
+        mut params: Value,
+        caller: Option<mpsc::Sender<Value>>,
+    ) -> Result<Value, CallError> {
+        let Some(entry) = self.by_name(upstream) else {
+            let valid: Vec<String> = self.all().iter().map(|e| e.server.name.clone()).collect();
+            return Err(CallError::UnknownUpstream { name: upstream.to_owned(), valid: valid.join(", ") });
+        };
+        let name = entry.server.name.clone();
+        let client = {
+            let state = entry.state.locked();
+            match state.status {
+                Status::Ready => {}
+                status @ (Status::NeedsAuth | Status::Authenticating) => {
+                    return Err(CallError::NeedsAuth { name, status: status.as_str() });
+                }
+                status => {
+                    return Err(CallError::Unavailable {
+                        name,
+                        status: status.as_str(),
+                        last_error: state.last_error.clone(),
+                    });
+                }
+            }
+            let admitted = |t: &str| entry.server.tool_filter.as_ref().is_none_or(|f| f.admits(t));
+            let listed = state.tools.iter().any(|t| t.get("name").and_then(Value::as_str) == Some(tool));
+            if !listed || !admitted(tool) {
+                let valid: Vec<&str> = state
+                    .tools
+                    .iter()
+                    .filter_map(|t| t.get("name").and_then(Value::as_str))
+                    .filter(|t| admitted(t))
+                    .collect();
+                return Err(CallError::UnknownTool { upstream: name, tool: tool.to_owned(), valid: valid.join(", ") });
+            }
+            state.client.clone()
+        };
+        let Some(client) = client else {
+            return Err(CallError::Unavailable { name, status: "connecting", last_error: None });
+        };
+        if let Some(object) = params.as_object_mut() {
+            object.insert("name".into(), Value::String(tool.to_owned()));
+        }
+        let _progress = self.hub.progress.rewrite(&mut params, caller.as_ref());
+        let _listening = caller.as_ref().map(|c| Listening::new(&entry, c.clone()));
+        let related = caller.map(|caller| self.relay(caller));
+        let opts = RequestOpts { timeout: Duration::from_secs(entry.server.timeout_secs.max(1)), related };
+        let started = Instant::now();
+        let result = client.request("tools/call", params, opts).await;
+        let mut state = entry.state.locked();
+        state.metrics.call_count += 1;
+        state.metrics.last_latency_ms = Some(started.elapsed().as_millis() as u64);
+        match result {
+            Ok(value) => Ok(value),
+            Err(error) => {
+                state.metrics.error_count += 1;
+                state.last_error = Some(error.to_string());
+                Err(CallError::Upstream { name, error })
+            }
+        }
+    }
+
+    /// A sender for the transport's related notifications: progress goes through the token
+    /// routes (to restore the caller's token), anything else to the caller as it is.
+    fn relay(&self, caller: mpsc::Sender<Value>) -> mpsc::Sender<Value> {
+        let (tx, mut rx) = mpsc::channel::<Value>(UPSTREAM_NOTIFY_QUEUE);
+        let hub = self.hub.clone();
+        tokio::spawn(async move {
+            while let Some(message) = rx.recv().await {
+                if message.get("method").and_then(Value::as_str) == Some("notifications/progress") {
+                    hub.progress.route(message);
+                } else {
+                    let _ = caller.try_send(message);
+                }
+            }
+        });
+        tx
+    }
+}
+
+/// A call in flight that takes the upstream's log notifications while it runs.
+struct Listening {
+    entry: Arc<Entry>,
+    id: u64,
+}
+
+impl Listening {
+    fn new(entry: &Arc<Entry>, caller: mpsc::Sender<Value>) -> Self {
+        let id = entry.next_call.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        entry.callers.locked().insert(id, caller);
+        Self { entry: entry.clone(), id }
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        self.entry.callers.locked().remove(&self.id);
+    }
+}

@@ -1,0 +1,108 @@
+//! What the registry shows: each upstream's status for `GET /mcp/upstream-status`, and the
+//! visible tools of the ready ones for the MCP layer's aggregate.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::{Status, Upstreams};
+use crate::lock::Recover;
+use crate::proxy::config::Transport;
+
+/// One upstream in `GET /mcp/upstream-status`.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct StatusView {
+    pub name: String,
+    pub status: Status,
+    /// `{type, url}` or `{type, command, args, cwd}`; never the entry's `env` (it may hold secrets).
+    pub transport: Value,
+    pub tool_count: usize,
+    /// The upstream's own tool names (unprefixed), after its filter.
+    pub tools: Vec<String>,
+    pub metrics: MetricsView,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct MetricsView {
+    pub call_count: u64,
+    pub error_count: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_latency_ms: Option<u64>,
+}
+
+/// One visible upstream tool: its upstream's name and the tool object as the upstream listed it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct UpstreamTool {
+    pub upstream: String,
+    pub tool: Value,
+}
+
+impl UpstreamTool {
+    /// The upstream's own name for the tool.
+    pub(crate) fn name(&self) -> &str {
+        self.tool.get("name").and_then(Value::as_str).unwrap_or_default()
+    }
+}
+
+impl Upstreams {
+    /// Every configured upstream, in configuration-id order.
+    pub(crate) fn snapshot(&self) -> Vec<StatusView> {
+        self.all()
+            .iter()
+            .map(|entry| {
+                let state = entry.state.locked();
+                let filter = entry.server.tool_filter.as_ref();
+                let tools: Vec<String> = state
+                    .tools
+                    .iter()
+                    .filter_map(|t| t.get("name").and_then(Value::as_str))
+                    .filter(|t| filter.is_none_or(|f| f.admits(t)))
+                    .map(str::to_owned)
+                    .collect();
+                let transport = match &entry.server.transport {
+                    Transport::Http { url } => json!({"type": "http", "url": url}),
+                    Transport::Stdio { command, args, cwd, .. } => {
+                        let mut t = json!({"type": "stdio", "command": command, "args": args});
+                        if let Some(cwd) = cwd {
+                            t["cwd"] = json!(cwd);
+                        }
+                        t
+                    }
+                };
+                StatusView {
+                    name: entry.server.name.clone(),
+                    status: state.status,
+                    transport,
+                    tool_count: tools.len(),
+                    tools,
+                    metrics: MetricsView {
+                        call_count: state.metrics.call_count,
+                        error_count: state.metrics.error_count,
+                        last_latency_ms: state.metrics.last_latency_ms,
+                    },
+                    last_error: state.last_error.clone(),
+                }
+            })
+            .collect()
+    }
+
+    /// The tools of every ready upstream that its filter admits, in configuration order.
+    pub(crate) fn tools(&self) -> Vec<UpstreamTool> {
+        let mut out = Vec::new();
+        for entry in self.all() {
+            let state = entry.state.locked();
+            if state.status != Status::Ready {
+                continue;
+            }
+            let filter = entry.server.tool_filter.as_ref();
+            for tool in &state.tools {
+                let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+                if filter.is_none_or(|f| f.admits(name)) {
+                    out.push(UpstreamTool { upstream: entry.server.name.clone(), tool: tool.clone() });
+                }
+            }
+        }
+        out
+    }
+}
