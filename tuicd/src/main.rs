@@ -35,6 +35,9 @@ struct Cli {
     /// Idle MCP protocol session lifetime in ms (tests only; the default is one hour).
     #[arg(long, env = "TUIC_MCP_SESSION_TTL_MS", hide = true)]
     mcp_session_ttl_ms: Option<u64>,
+    /// Upstream MCP health-check interval in ms (tests only; the default is 60 s).
+    #[arg(long, env = "TUIC_UPSTREAM_HEALTH_INTERVAL_MS", hide = true)]
+    upstream_health_interval_ms: Option<u64>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -99,6 +102,9 @@ fn main() -> ExitCode {
                 mcp_session_ttl: cli
                     .mcp_session_ttl_ms
                     .map_or(limits::MCP_SESSION_IDLE_TTL, std::time::Duration::from_millis),
+                upstream_health_interval: cli
+                    .upstream_health_interval_ms
+                    .map_or(limits::UPSTREAM_HEALTH_INTERVAL, std::time::Duration::from_millis),
             };
             runtime.block_on(serve(options))
         }

@@ -56,6 +56,8 @@ pub(crate) struct Shared {
     pub port_override: Option<u16>,
     /// The upstream MCP servers tuicd proxies (see [`crate::proxy`]).
     pub upstreams: Arc<crate::proxy::registry::Upstreams>,
+    /// `mcp-upstreams.json` as last applied to `upstreams`; its lock orders saves with their apply.
+    pub upstreams_applied: tokio::sync::Mutex<crate::proxy::config::UpstreamsFile>,
 }
 
 impl Shared {
@@ -114,6 +116,7 @@ impl Shared {
             request_timeout,
             port_override,
             upstreams,
+            upstreams_applied: Default::default(),
         }
     }
 }
@@ -137,9 +140,10 @@ impl App {
     /// Connects the upstreams of `<config_dir>/mcp-upstreams.json`, starts their health ticker,
     /// and keeps the MCP tool list in step with them.
     fn start_upstreams(&self) {
-        let file = crate::proxy::registry::load_file(&self.config_dir);
+        let file = crate::proxy::apply::boot(self);
         self.upstreams.apply_diff(&Default::default(), &file);
         crate::proxy::health::spawn(self.upstreams.clone(), self.shutdown.clone());
+        crate::mcp::upstream::spawn_watcher(self);
     }
 
     /// Resolves once the daemon starts shutting down; long-lived streams select on it.

@@ -12,6 +12,7 @@ pub(crate) mod protocol_sessions;
 pub(crate) mod tasks;
 pub(crate) mod tools;
 pub(crate) mod transport;
+pub(crate) mod upstream;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -35,6 +36,8 @@ pub(crate) struct McpState {
     pub task_calls: tasks::TaskCalls,
     /// The `search_tools` index over the enabled tools.
     pub search_index: tools::meta::SearchIndex,
+    /// The upstream tools as listed here, and the proxied calls in flight.
+    pub upstream: upstream::UpstreamTools,
 }
 
 impl McpState {

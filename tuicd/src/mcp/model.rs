@@ -100,6 +100,9 @@ impl<'a> Params<'a> {
                 if let Some(task) = call.task {
                     map.insert("task".into(), task.into_value());
                 }
+                if let Some(meta) = call.meta {
+                    map.insert("_meta".into(), meta);
+                }
                 map
             }
         }
@@ -116,6 +119,7 @@ impl<'a> Params<'a> {
                 }),
                 arguments: map.remove("arguments"),
                 task: map.remove("task").and_then(TaskParam::from_value),
+                meta: map.remove("_meta"),
             },
         }
     }
@@ -128,6 +132,8 @@ pub(crate) struct CallParams<'a> {
     pub name: Option<Member<'a>>,
     pub arguments: Option<Value>,
     pub task: Option<TaskParam>,
+    /// `_meta` as sent (its `progressToken` reaches a proxied upstream call).
+    pub meta: Option<Value>,
 }
 
 /// `tools/call`'s `task` member (MCP Tasks, 2025-11-25): the client asks for the call to run as a

@@ -44,10 +44,10 @@ pub(crate) async fn handle(
             Reply::Value(result)
         }),
         "ping" => Ok(Reply::Value(json!({}))),
-        "tools/list" => tools_list(app, &meta, params).map(Reply::Value),
+        "tools/list" => tools_list(app, &meta, params).await.map(Reply::Value),
         model::TOOLS_CALL => {
             let params = params.map(Params::into_call).unwrap_or_default();
-            tools_call(app, meta, params).await
+            tools_call(app, meta, id, params).await
         }
         "tasks/get" | "tasks/list" | "tasks/cancel" | "tasks/result" => {
             let bound = meta.session_id.as_deref().and_then(|s| app.mcp.protocol_sessions.identity(s));
@@ -121,7 +121,7 @@ fn initialize(app: &App, meta: &RequestMeta, params: Option<Params<'_>>) -> Resu
     Ok((protocol_session, result))
 }
 
-fn tools_list(app: &App, meta: &RequestMeta, params: Option<Params<'_>>) -> Result<Value, RpcError> {
+async fn tools_list(app: &App, meta: &RequestMeta, params: Option<Params<'_>>) -> Result<Value, RpcError> {
     if model::params_object(params).get("cursor").is_some_and(|c| !c.is_null()) {
         return Err(RpcError::invalid_params("tools/list: invalid cursor (tuicd lists every tool in one page)"));
     }
@@ -129,7 +129,9 @@ fn tools_list(app: &App, meta: &RequestMeta, params: Option<Params<'_>>) -> Resu
     if collapsed(app, meta) {
         return Ok(tools::listing(&tools::meta::collapsed(&config)));
     }
-    Ok(tools::list(tools::registry(), &config))
+    let mut listing = tools::list(tools::registry(), &config);
+    super::upstream::extend_listing(app, &mut listing).await;
+    Ok(listing)
 }
 
 /// Whether this request's client gets the collapsed tool surface: by config, or for itself.
@@ -139,7 +141,7 @@ fn collapsed(app: &App, meta: &RequestMeta) -> bool {
 }
 
 /// `tools/call`: the tool's result, or for a task-augmented call (`params.task`) a `CreateTaskResult`.
-async fn tools_call(app: &App, meta: RequestMeta, params: CallParams<'_>) -> Result<Reply, RpcError> {
+async fn tools_call(app: &App, meta: RequestMeta, id: &Value, params: CallParams<'_>) -> Result<Reply, RpcError> {
     let name = match params.name {
         Some(Member::Str(name)) => name,
         Some(Member::Other) => return Err(RpcError::invalid_params("tools/call: \"name\" must be a string")),
@@ -152,6 +154,11 @@ async fn tools_call(app: &App, meta: RequestMeta, params: CallParams<'_>) -> Res
     }
     if let (Some(protocol_session), Some(tuic_session)) = (&meta.session_id, &meta.tuic_session) {
         crate::messaging_runtime::refresh(app, protocol_session, tuic_session);
+    }
+    if params.task.is_none()
+        && let Some(target) = super::upstream::target(app, &name, &params.arguments, collapsed(app, &meta))
+    {
+        return super::upstream::call(app, meta.session_id.as_deref(), id, target, params.meta).await;
     }
     let bound = meta.session_id.as_deref().and_then(|s| app.mcp.protocol_sessions.identity(s));
     let registry = match tools::meta::NAMES.contains(&name.as_ref()) && collapsed(app, &meta) {

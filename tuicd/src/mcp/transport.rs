@@ -38,6 +38,18 @@ pub(crate) async fn post(app: &App, caller: &Caller, req: Request) -> ApiResult 
     };
     match model::classify(&body) {
         Err(error) => Ok(rpc_failure(StatusCode::BAD_REQUEST, error)),
+        Ok(Incoming::Notification { method }) if method == "notifications/cancelled" => {
+            if let Some(session) = &meta.session_id {
+                let _ = app.mcp.protocol_sessions.touch(session);
+                let message: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+                if let Some(request) = message.pointer("/params/requestId") {
+                    super::upstream::cancel(app, session, request);
+                }
+            }
+            let mut response = Response::new(empty());
+            *response.status_mut() = StatusCode::ACCEPTED;
+            Ok(response)
+        }
         Ok(Incoming::Notification { .. } | Incoming::Response) => {
             if let Some(id) = &meta.session_id {
                 let _ = app.mcp.protocol_sessions.touch(id);

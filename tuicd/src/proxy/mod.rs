@@ -1,6 +1,8 @@
 //! The upstream MCP proxy: other MCP servers reached through tuicd's one `/mcp` endpoint.
 //!
 //! - [`config`]: `mcp-upstreams.json`'s types and the rules an entry must meet (pure).
+//! - [`store`]: the file on disk: locked three-way saves, atomic writes, redaction;
+//!   [`apply`]: each save or SIGHUP re-read applied to the live registry, in order.
 //! - [`wire`]: what the two transports share: handshake, request options, errors, bearer source.
 //! - [`oauth`]: OAuth 2.1 for HTTP upstreams: discovery, flows, the callback servers, tokens.
 //! - [`stdio`]: the stdio transport; [`registry`]: the live upstreams (one shared client each),
@@ -10,10 +12,12 @@
 //! Transports and the live registry attach here; they name no MCP server module, so the
 //! dependency stays one way (`mcp` and `routes` → `proxy`).
 
+pub(crate) mod apply;
 pub(crate) mod config;
-pub(crate) mod oauth;
 pub(crate) mod health;
 pub(crate) mod http;
+pub(crate) mod oauth;
 pub(crate) mod registry;
 pub(crate) mod stdio;
+pub(crate) mod store;
 pub(crate) mod wire;

@@ -31,7 +31,6 @@ use crate::events::EventBus;
 use crate::lock::Recover;
 
 pub(crate) use call::CallError;
-pub(crate) use view::{StatusView, UpstreamTool};
 
 /// Where an upstream's bearer credential comes from: [`static_bearer`] for `auth: bearer`, the
 /// OAuth module's source for `auth: oauth2`. The registry never names the OAuth module.
@@ -95,13 +94,6 @@ impl Client {
         match self {
             Client::Stdio(c) => c.request(method, params, opts).await,
             Client::Http(c) => c.request(method, params, opts).await,
-        }
-    }
-
-    pub(crate) async fn notify(&self, method: &str, params: Value) -> Result<(), UpstreamError> {
-        match self {
-            Client::Stdio(c) => c.notify(method, params).await,
-            Client::Http(c) => c.notify(method, params).await,
         }
     }
 
@@ -332,31 +324,4 @@ impl Upstreams {
     fn all(&self) -> Vec<Arc<Entry>> {
         self.entries.locked().values().cloned().collect()
     }
-}
-
-/// Reads `<config_dir>/mcp-upstreams.json` (missing = no upstreams). A file that cannot be read
-/// or is invalid is logged and ignored, so a typo there never keeps the daemon from starting.
-// The store (`proxy::store::load`) replaces this reader when it lands.
-pub(crate) fn load_file(config_dir: &std::path::Path) -> UpstreamsFile {
-    let path = config_dir.join("mcp-upstreams.json");
-    let bytes = match std::fs::read(&path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return UpstreamsFile::default(),
-        Err(e) => {
-            tracing::error!(source = "upstream", path = %path.display(), error = %e, "cannot read; no upstreams");
-            return UpstreamsFile::default();
-        }
-    };
-    let file: UpstreamsFile = match serde_json::from_slice(&bytes) {
-        Ok(file) => file,
-        Err(e) => {
-            tracing::error!(source = "upstream", path = %path.display(), error = %e, "invalid; no upstreams");
-            return UpstreamsFile::default();
-        }
-    };
-    if let Err(e) = file.validate(None) {
-        tracing::error!(source = "upstream", path = %path.display(), error = %e, "invalid; no upstreams");
-        return UpstreamsFile::default();
-    }
-    file
 }

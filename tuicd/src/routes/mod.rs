@@ -23,4 +23,5 @@ pub(crate) mod ui;
 pub(crate) mod ui_screenshot;
 pub(crate) mod upstream_oauth;
 pub(crate) mod upstream_status;
+pub(crate) mod upstreams;
 pub(crate) mod worktrees;

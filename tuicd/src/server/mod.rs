@@ -39,6 +39,8 @@ pub struct Options {
     pub port_override: Option<u16>,
     /// How long an unused MCP protocol session lives; only tests shorten it.
     pub mcp_session_ttl: Duration,
+    /// How often each upstream MCP server is health-checked; only tests shorten it.
+    pub upstream_health_interval: Duration,
 }
 
 impl Default for Options {
@@ -49,6 +51,7 @@ impl Default for Options {
             request_timeout: REQUEST_TIMEOUT,
             port_override: None,
             mcp_session_ttl: crate::limits::MCP_SESSION_IDLE_TTL,
+            upstream_health_interval: crate::limits::UPSTREAM_HEALTH_INTERVAL,
         }
     }
 }
@@ -87,6 +90,7 @@ impl Daemon {
             ipc.remove_file();
             anyhow::bail!("remote access is enabled but its listener cannot start: {e}");
         }
+        app.upstreams.set_health_interval(options.upstream_health_interval);
         app.start_services(options.mcp_session_ttl);
         Ok(Self { app, ipc, stopping })
     }

@@ -1,6 +1,6 @@
-//! SIGHUP (`systemctl reload`): re-read `config.json` and apply it as `PUT /config` applies a
-//! change. Sessions, the IPC listener and every client connection are untouched; a broken file is
-//! refused with the reason logged and the live config kept.
+//! SIGHUP (`systemctl reload`): re-read `config.json` and `mcp-upstreams.json` and apply them as
+//! `PUT /config` and `PUT /mcp/upstreams` apply a change. Sessions, the IPC listener and every
+//! client connection are untouched; a broken file is refused with the reason logged and what runs kept.
 
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch;
@@ -30,4 +30,5 @@ async fn reload(app: &App) {
         }
         Err(e) => tracing::error!(error = %e, "SIGHUP: config.json not reloaded; the running config is kept"),
     }
+    crate::proxy::apply::reload(app).await;
 }

@@ -119,6 +119,12 @@ impl TestAs {
         self.state.lock().unwrap().last_authorize.clone()
     }
 
+    /// Whether every access token issued so far has expired.
+    pub(crate) fn all_expired(&self) -> bool {
+        let s = self.state.lock().unwrap();
+        !s.access.is_empty() && s.access.values().all(|exp| *exp <= Instant::now())
+    }
+
     /// From now on every bearer is refused (a revoked grant); refreshes still answer.
     pub(crate) fn reject_all(&self, on: bool) {
         self.state.lock().unwrap().reject_all = on;

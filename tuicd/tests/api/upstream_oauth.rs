@@ -80,6 +80,8 @@ async fn authorizing_registers_a_client_and_stores_the_token_outside_config_answ
     let token = stored["upstreams"]["u1"]["tokens"]["access_token"].as_str().unwrap().to_owned();
     assert!(server.issued().contains(&token));
     let config = std::fs::read_to_string(daemon.dir.path().join("mcp-upstreams.json")).unwrap();
+    let file: Value = serde_json::from_str(&config).unwrap();
+    assert_eq!(file["servers"][0]["auth"]["client_id"], json!("dcr-1"), "the registered client_id is recorded");
     let mut answers = vec![started.to_string()];
     for route in ["/config", "/mcp/upstreams", "/mcp/upstream-status", "/ui/confirms"] {
         answers.push(daemon.get(route).await.1.to_string());

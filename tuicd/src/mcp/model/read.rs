@@ -226,6 +226,7 @@ impl<'de> Deserialize<'de> for CallParamsField<'de> {
                         CallKey::Name => params.name = Some(map.next_value()?),
                         CallKey::Arguments => params.arguments = Some(map.next_value()?),
                         CallKey::Task => params.task = TaskParam::from_value(map.next_value()?),
+                        CallKey::Meta => params.meta = Some(map.next_value()?),
                         CallKey::Other => {
                             map.next_value::<Skip>()?;
                         }
@@ -249,6 +250,8 @@ enum CallKey {
     Name,
     Arguments,
     Task,
+    #[serde(rename = "_meta")]
+    Meta,
     #[serde(other)]
     Other,
 }

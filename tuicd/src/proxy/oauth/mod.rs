@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use crate::events::EventBus;
 use crate::lock::Recover;
-use crate::proxy::config::{UpstreamServer, UpstreamsFile};
+use crate::proxy::config::UpstreamServer;
 use crate::ui::Ui;
 
 pub(crate) use bearer::OAuthBearer;
@@ -61,7 +61,7 @@ pub(crate) enum OAuthError {
     TokenRefused(String),
     #[error("{0}")]
     Store(#[from] store::StoreError),
-    #[error("cannot read mcp-upstreams.json: {0}")]
+    #[error("{0}")]
     Config(String),
     #[error("{0}")]
     BadRedirect(String),
@@ -144,7 +144,8 @@ impl OAuth {
 
     /// The upstream named `name`, as `mcp-upstreams.json` holds it now.
     pub(crate) fn server_named(&self, name: &str) -> Result<UpstreamServer, OAuthError> {
-        load_upstreams(&self.config_dir)?
+        crate::proxy::store::load(&self.config_dir)
+            .map_err(|e| OAuthError::Config(e.to_string()))?
             .servers
             .into_iter()
             .find(|s| s.name == name)
@@ -193,14 +194,5 @@ impl OAuth {
 
     fn refresh_lock(&self, id: &str) -> Arc<tokio::sync::Mutex<()>> {
         self.refreshing.locked().entry(id.to_owned()).or_default().clone()
-    }
-}
-
-/// Reads `mcp-upstreams.json` (missing = empty). For B's `proxy::store::load` once it lands.
-fn load_upstreams(config_dir: &Path) -> Result<UpstreamsFile, OAuthError> {
-    match std::fs::read(config_dir.join("mcp-upstreams.json")) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| OAuthError::Config(e.to_string())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(UpstreamsFile::default()),
-        Err(e) => Err(OAuthError::Config(e.to_string())),
     }
 }

@@ -158,28 +158,51 @@ impl OAuth {
         scope: Option<&str>,
     ) -> Result<Client, OAuthError> {
         let methods = metadata.token_endpoint_auth_methods_supported.as_deref();
+        let endpoint = metadata.registration_endpoint.as_deref();
+        let registered = endpoint.and_then(|e| self.store.client(&server.id, e));
         if !entry.client_id.is_empty() {
-            return Ok(Client {
-                id: entry.client_id.to_owned(),
-                secret: entry.client_secret.map(str::to_owned),
-                auth: client_auth(entry.client_secret.is_some(), methods),
-            });
+            // A client_id this daemon registered earlier keeps its secret in the credential store.
+            let secret = entry
+                .client_secret
+                .map(str::to_owned)
+                .or_else(|| registered.filter(|r| r.client_id == entry.client_id).and_then(|r| r.client_secret));
+            return Ok(Client { id: entry.client_id.to_owned(), auth: client_auth(secret.is_some(), methods), secret });
         }
-        let Some(endpoint) = metadata.registration_endpoint.as_deref() else {
+        let Some(endpoint) = endpoint else {
             return Err(OAuthError::Registration(format!(
                 "upstream {:?} has no client_id and its authorization server offers no registration_endpoint; set auth.client_id",
                 server.name
             )));
         };
-        let registered = match self.store.client(&server.id, endpoint) {
+        let registered = match registered {
             Some(client) => client,
             None => {
                 let client = self.http.register(endpoint, redirect_uri, scope).await?;
                 self.store.set_client(&server.id, entry.url.as_str(), client.clone())?;
+                self.record_client_id(&server.id, &client.client_id).await;
                 client
             }
         };
         Ok(registered_client(registered, methods))
+    }
+
+    /// Writes a registered `client_id` into the upstream's entry of `mcp-upstreams.json`, under the
+    /// store's lock, where the entry still has none; its secret stays in the credential store.
+    async fn record_client_id(&self, id: &str, client_id: &str) {
+        let (id, client_id) = (id.to_owned(), client_id.to_owned());
+        let written = crate::proxy::store::update(&self.config_dir, move |file| {
+            let entry = file.servers.iter_mut().find(|s| s.id == id).and_then(|s| s.auth.as_mut());
+            if let Some(UpstreamAuth::Oauth2 { client_id: current, .. }) = entry
+                && current.is_empty()
+            {
+                *current = client_id;
+            }
+            Ok(())
+        })
+        .await;
+        if let Err(e) = written {
+            tracing::warn!(source = "oauth", error = %e, "the registered client_id is kept in the credential store only");
+        }
     }
 
     /// The redirect of flow `state` arrived on its callback server: exchange the code.

@@ -201,7 +201,7 @@ mod tests {
     use super::*;
 
     fn tokens(access: &str) -> TokenSet {
-        TokenSet { access_token: access.into(), refresh_token: Some("r".into()), expires_at: None }
+        TokenSet { access_token: access.into(), refresh_token: Some("r".into()), expires_at: None, issued_at: None }
     }
 
     #[test]

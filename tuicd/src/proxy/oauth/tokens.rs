@@ -16,6 +16,10 @@ pub(crate) struct TokenSet {
     pub refresh_token: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<u64>,
+    /// When it was issued (Unix seconds), so a token living less than twice the margin gets half
+    /// its lifetime as margin instead of counting as expired from the start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issued_at: Option<u64>,
 }
 
 impl std::fmt::Debug for TokenSet {
@@ -28,9 +32,13 @@ impl std::fmt::Debug for TokenSet {
 }
 
 impl TokenSet {
-    /// Whether the access token expires within [`OAUTH_EXPIRY_MARGIN`] of `now` (Unix seconds).
+    /// Whether the access token expires within [`OAUTH_EXPIRY_MARGIN`] of `now` (Unix seconds),
+    /// or within half its lifetime when that is shorter.
     pub(crate) fn expired_at(&self, now: u64) -> bool {
-        self.expires_at.is_some_and(|at| at <= now.saturating_add(OAUTH_EXPIRY_MARGIN.as_secs()))
+        let Some(at) = self.expires_at else { return false };
+        let lifetime = self.issued_at.map(|issued| at.saturating_sub(issued));
+        let margin = lifetime.map_or(OAUTH_EXPIRY_MARGIN.as_secs(), |l| (l / 2).min(OAUTH_EXPIRY_MARGIN.as_secs()));
+        at <= now.saturating_add(margin)
     }
 
     /// The set a token response makes; a refresh answer without a new `refresh_token` keeps the
@@ -40,6 +48,7 @@ impl TokenSet {
             access_token: response.access_token,
             refresh_token: response.refresh_token.or(previous_refresh),
             expires_at: response.expires_in.map(|secs| now.saturating_add(secs)),
+            issued_at: Some(now),
         }
     }
 }
@@ -132,7 +141,7 @@ mod tests {
     use super::*;
 
     fn set(access: &str, refresh: Option<&str>, expires_at: Option<u64>) -> TokenSet {
-        TokenSet { access_token: access.into(), refresh_token: refresh.map(Into::into), expires_at }
+        TokenSet { access_token: access.into(), refresh_token: refresh.map(Into::into), expires_at, issued_at: None }
     }
 
     #[test]
@@ -141,6 +150,10 @@ mod tests {
         assert!(!set("a", None, Some(1_000)).expired_at(939));
         assert!(set("a", None, Some(1_000)).expired_at(940));
         assert!(set("a", None, Some(1_000)).expired_at(2_000));
+        // A 10 s token gets a 5 s margin, not 60 s: it is usable for its first half.
+        let short = TokenSet { issued_at: Some(1_000), ..set("a", None, Some(1_010)) };
+        assert!(!short.expired_at(1_004));
+        assert!(short.expired_at(1_005));
     }
 
     #[test]
@@ -152,7 +165,7 @@ mod tests {
             expires_in: Some(30),
         };
         let s = TokenSet::from_response(response.check().unwrap(), 100, Some("r1".into()));
-        assert_eq!(s, set("new", Some("r1"), Some(130)));
+        assert_eq!(s, TokenSet { issued_at: Some(100), ..set("new", Some("r1"), Some(130)) });
     }
 
     #[test]

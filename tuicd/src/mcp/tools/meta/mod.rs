@@ -119,6 +119,16 @@ fn find(ctx: &CallContext, p: Search) -> Result<Found, ToolError> {
 }
 
 fn fetch_schema(ctx: &CallContext, p: Named) -> Result<Value, ToolError> {
+    if let Some(tool) = ctx.app.mcp.upstream.find(&p.tool_name) {
+        // An upstream tool's description and schema, as the upstream listed them.
+        let mut answer = json!({"name": tool.qualified});
+        for key in ["description", "inputSchema", "outputSchema", "annotations"] {
+            if let Some(value) = tool.value.get(key) {
+                answer[key] = value.clone();
+            }
+        }
+        return Ok(answer);
+    }
     let tool = target(ctx, GET_TOOL_SCHEMA, &p.tool_name)?;
     let mut answer = json!({"name": tool.name, "description": tool.description, "inputSchema": tool.input_schema()});
     if super::supports_tasks(tool.name) {
@@ -168,12 +178,16 @@ fn refused_meta(meta: &str, name: &str) -> ToolError {
 #[derive(Debug, Default)]
 pub(crate) struct SearchIndex {
     current: RwLock<Option<Arc<ToolIndex>>>,
+    /// The upstream tools' documents (see [`crate::mcp::upstream`]), indexed after the native ones.
+    upstream: RwLock<Arc<Vec<ToolDoc>>>,
 }
 
 impl SearchIndex {
     /// The index for `config`'s tool set: the one held when it covers the same tools, else a new one.
     pub(crate) fn get(&self, config: &AppConfig) -> Arc<ToolIndex> {
-        let names: Vec<&str> = enabled(registry(), config).iter().map(|t| t.name).collect();
+        let upstream = self.upstream.read_locked().clone();
+        let mut names: Vec<&str> = enabled(registry(), config).iter().map(|t| t.name).collect();
+        names.extend(upstream.iter().map(|d| d.name.as_str()));
         if let Some(index) = self.current.read_locked().as_ref()
             && index.names() == names
         {
@@ -184,9 +198,17 @@ impl SearchIndex {
 
     /// Builds the index for `config`'s tool set and keeps it.
     pub(crate) fn rebuild(&self, config: &AppConfig) -> Arc<ToolIndex> {
-        let index = Arc::new(ToolIndex::build(documents(config)));
+        let mut docs = documents(config);
+        docs.extend(self.upstream.read_locked().iter().cloned());
+        let index = Arc::new(ToolIndex::build(docs));
         *self.current.write_locked() = Some(index.clone());
         index
+    }
+
+    /// Replaces the upstream tools' documents and rebuilds the index.
+    pub(crate) fn set_upstream(&self, docs: Vec<ToolDoc>, config: &AppConfig) {
+        *self.upstream.write_locked() = Arc::new(docs);
+        self.rebuild(config);
     }
 }
 

@@ -1,0 +1,203 @@
+//! A `tools/call` of an upstream tool: the checks at dispatch, the result passed through, the
+//! caller's progress and log notifications delivered to its GET stream, and cancellation.
+
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
+
+use super::SEPARATOR;
+use crate::mcp::model::{Reply, RpcError, ToolText};
+use crate::mcp::tools::meta::CALL_TOOL;
+use crate::proxy::registry::CallError;
+use crate::proxy::wire::UpstreamError;
+use crate::state::App;
+
+/// JSON-RPC error code of a call to an upstream that needs authorization (the reference's).
+pub(crate) const NEEDS_AUTH: i64 = -32001;
+
+/// An upstream tool a `tools/call` names.
+#[derive(Debug, Clone)]
+pub(crate) struct Target {
+    pub qualified: String,
+    pub arguments: Option<Value>,
+    /// Reached through `call_tool`: refusals are that tool's failures, not protocol errors.
+    pub via_meta: bool,
+}
+
+/// The upstream tool `name` (or, through `call_tool` on the collapsed surface, its
+/// `tool_name`) names, when upstreams are configured.
+pub(crate) fn target(app: &App, name: &str, arguments: &Option<Value>, collapsed: bool) -> Option<Target> {
+    if app.upstreams.is_empty() {
+        return None;
+    }
+    let qualified = |n: &str| n.contains(SEPARATOR) && !crate::mcp::tools::registry().iter().any(|t| t.name == n);
+    if qualified(name) {
+        return Some(Target { qualified: name.to_owned(), arguments: arguments.clone(), via_meta: false });
+    }
+    if name == CALL_TOOL && collapsed {
+        let args = arguments.as_ref()?.as_object()?;
+        let tool_name = args.get("tool_name")?.as_str()?;
+        if qualified(tool_name) {
+            return Some(Target {
+                qualified: tool_name.to_owned(),
+                arguments: args.get("arguments").cloned(),
+                via_meta: true,
+            });
+        }
+    }
+    None
+}
+
+/// Runs the call; `session` and `request_id` name it for cancellation and its notifications.
+pub(crate) async fn call(
+    app: &App,
+    session: Option<&str>,
+    request_id: &Value,
+    target: Target,
+    meta: Option<Value>,
+) -> Result<Reply, RpcError> {
+    let refused = |error: RpcError| match target.via_meta && error.code != NEEDS_AUTH {
+        true => Ok(Reply::Tool(ToolText::json(&json!({"error": format!("call_tool: {}", error.message)}), true))),
+        false => Err(error),
+    };
+    let arguments = match target.arguments.clone() {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(Value::Object(map)) => Value::Object(map),
+        Some(_) => return refused(RpcError::invalid_params("tools/call: \"arguments\" must be an object")),
+    };
+    let (upstream, tool) = target.qualified.split_once(SEPARATOR).unwrap_or((&target.qualified, ""));
+    if app.mcp.upstream.find(&target.qualified).is_none()
+        && let Some(error) = not_listed(app, upstream, tool)
+    {
+        return refused(error);
+    }
+    let mut params = json!({"arguments": arguments});
+    if let Some(meta) = meta.filter(Value::is_object) {
+        params["_meta"] = meta;
+    }
+    let caller = session.map(|s| deliver_to(app, s));
+    let key = session.map(|s| (s.to_owned(), request_id.to_string()));
+    let cancelled = key.as_ref().map(|k| app.mcp.upstream.register(k.clone()));
+    let run = app.upstreams.call(upstream, tool, params, caller);
+    let outcome = match cancelled {
+        Some(cancelled) => tokio::select! {
+            outcome = run => Some(outcome),
+            _ = cancelled => None,
+        },
+        None => Some(run.await),
+    };
+    if let Some(key) = &key {
+        app.mcp.upstream.unregister(key);
+    }
+    let Some(outcome) = outcome else {
+        tracing::info!(source = "upstream", tool = %target.qualified, "proxied call cancelled by its client");
+        let error = json!({"error": format!("{}: cancelled by the client", target.qualified)});
+        return Ok(Reply::Tool(ToolText::json(&error, true)));
+    };
+    match outcome {
+        Ok(result) => Ok(passthrough(result)),
+        Err(error) => failure(error).map_or_else(refused, Ok),
+    }
+}
+
+/// Ends the proxied call the client's `notifications/cancelled` names.
+pub(crate) fn cancel(app: &App, session: &str, request_id: &Value) {
+    if let Some(tx) = app.mcp.upstream.take(&(session.to_owned(), request_id.to_string())) {
+        let _ = tx.send(());
+    }
+}
+
+/// A valid `CallToolResult` (an object with a `content` array) is the result as it is; anything
+/// else is wrapped in the native text envelope, so the response stays protocol-valid.
+fn passthrough(result: Value) -> Reply {
+    if result.get("content").is_some_and(Value::is_array) {
+        return Reply::Value(result);
+    }
+    Reply::Tool(ToolText::json(&result, false))
+}
+
+/// The refusal of a name the aggregate does not list, or `None` to let the registry answer (an
+/// upstream that is not ready names its own state).
+fn not_listed(app: &App, upstream: &str, tool: &str) -> Option<RpcError> {
+    let status = app.upstreams.status(upstream);
+    let ready = status == Some(crate::proxy::registry::Status::Ready);
+    if status.is_some() && !ready {
+        return None;
+    }
+    if status.is_none() {
+        let valid: Vec<String> = app.upstreams.snapshot().into_iter().map(|s| s.name).collect();
+        return Some(RpcError::invalid_params(format!(
+            "Unknown upstream '{upstream}'. Valid upstreams: {}",
+            valid.join(", ")
+        )));
+    }
+    let listed = app.mcp.upstream.listed();
+    let valid: Vec<&str> = listed.iter().filter(|t| t.upstream == upstream).map(|t| t.qualified.as_str()).collect();
+    Some(RpcError::invalid_params(format!(
+        "Unknown tool '{tool}' on upstream '{upstream}'. Valid tools: {}",
+        valid.join(", ")
+    )))
+}
+
+/// A failed call: a protocol error, or (`Ok`) the tool result that reports it.
+fn failure(error: CallError) -> Result<Reply, RpcError> {
+    let message = error.to_string();
+    match error {
+        CallError::UnknownUpstream { .. } | CallError::UnknownTool { .. } => Err(RpcError::invalid_params(message)),
+        CallError::NeedsAuth { .. } | CallError::Upstream { error: UpstreamError::NeedsOAuth { .. }, .. } => {
+            Err(RpcError::new(NEEDS_AUTH, message))
+        }
+        // The upstream's own JSON-RPC error, passed on as it worded it.
+        CallError::Upstream { error: UpstreamError::Rpc { code, message, data }, .. } => {
+            Err(RpcError { code, message, data })
+        }
+        CallError::Unavailable { .. } | CallError::Upstream { .. } => {
+            Ok(Reply::Tool(ToolText::json(&json!({"error": message}), true)))
+        }
+    }
+}
+
+/// A sender whose messages reach protocol session `session`'s GET stream, as JSON-RPC
+/// notifications; dropped when the call ends.
+fn deliver_to(app: &App, session: &str) -> mpsc::Sender<Value> {
+    let (tx, mut rx) = mpsc::channel::<Value>(crate::limits::UPSTREAM_NOTIFY_QUEUE);
+    let (app, session) = (app.clone(), session.to_owned());
+    tokio::spawn(async move {
+        while let Some(mut message) = rx.recv().await {
+            if let Some(object) = message.as_object_mut() {
+                object.insert("jsonrpc".into(), json!("2.0"));
+                object.remove("id");
+            }
+            app.mcp.protocol_sessions.push(&session, &message.to_string());
+        }
+    });
+    tx
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_tool_result_passes_through_and_anything_else_is_wrapped() {
+        let result = json!({"content": [{"type": "text", "text": "hi"}], "isError": true,
+            "structuredContent": {"a": 1}, "_meta": {"x": 1}, "vendorField": [1]});
+        assert_eq!(passthrough(result.clone()), Reply::Value(result));
+        let odd = json!({"content": "not an array"});
+        assert_eq!(passthrough(odd.clone()), Reply::Tool(ToolText::json(&odd, false)));
+    }
+
+    #[test]
+    fn an_upstream_error_keeps_its_code_and_needs_auth_is_32001() {
+        let rpc = CallError::Upstream {
+            name: "u".into(),
+            error: UpstreamError::Rpc { code: -32602, message: "bad args".into(), data: None },
+        };
+        assert_eq!(failure(rpc).expect_err("protocol error").code, -32602);
+        let auth = CallError::NeedsAuth { name: "u".into(), status: "needs_auth" };
+        let error = failure(auth).expect_err("protocol error");
+        assert_eq!(error.code, NEEDS_AUTH);
+        assert!(error.message.contains("tuicd upstream authorize u"), "{}", error.message);
+        let closed = CallError::Upstream { name: "u".into(), error: UpstreamError::Closed("exited".into()) };
+        assert!(matches!(failure(closed), Ok(Reply::Tool(t)) if t.is_error));
+    }
+}

@@ -1,0 +1,173 @@
+//! Upstream tools on tuicd's own `/mcp`: the aggregate `{upstream}__{tool}` list, kept in step
+//! with the registry ([`crate::proxy::registry`]); dispatch and passthrough live in [`call`].
+//!
+//! The MCP layer calls the proxy, never the reverse: a watcher task reads the registry's tool
+//! changes, rebuilds the aggregate, the search index, and tells every GET stream
+//! `notifications/tools/list_changed` when what a client would list changed.
+
+mod call;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use super::tools::meta::ToolDoc;
+use crate::lock::{Recover, RecoverRw};
+use crate::state::App;
+
+pub(crate) use call::{call, cancel, target};
+
+/// Separates an upstream's name from its tool's in a qualified name.
+pub(crate) const SEPARATOR: &str = "__";
+/// MCP's tool-name rule: 1 to 128 characters of `[A-Za-z0-9_.-]`.
+const TOOL_NAME_MAX: usize = 128;
+
+/// One upstream tool as tuicd lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Listed {
+    pub qualified: String,
+    pub upstream: String,
+    pub tool: String,
+    /// The upstream's tool object with `name` set to `qualified`; everything else as listed.
+    pub value: Value,
+}
+
+/// The aggregate of upstream tools and the proxied calls in flight.
+#[derive(Debug, Default)]
+pub(crate) struct UpstreamTools {
+    current: RwLock<Arc<Vec<Listed>>>,
+    /// Proxied calls in flight by (protocol session, JSON-RPC id), for `notifications/cancelled`.
+    in_flight: Mutex<HashMap<(String, String), oneshot::Sender<()>>>,
+}
+
+impl UpstreamTools {
+    pub(crate) fn listed(&self) -> Arc<Vec<Listed>> {
+        self.current.read_locked().clone()
+    }
+
+    pub(crate) fn find(&self, qualified: &str) -> Option<Listed> {
+        self.current.read_locked().iter().find(|t| t.qualified == qualified).cloned()
+    }
+
+    /// Rebuilds the aggregate from the registry; `true` when it changed.
+    fn refresh(&self, app: &App) -> bool {
+        let native: Vec<&str> = super::tools::registry().iter().map(|t| t.name).collect();
+        let meta = super::tools::meta::NAMES;
+        let mut seen = std::collections::HashSet::new();
+        let mut next = Vec::new();
+        for tool in app.upstreams.tools() {
+            let name = tool.name().to_owned();
+            let qualified = format!("{}{SEPARATOR}{name}", tool.upstream);
+            let refusal = if name.contains(SEPARATOR) {
+                Some("its name contains \"__\", which separates upstream and tool")
+            } else if !valid_tool_name(&qualified) {
+                Some("the qualified name does not fit MCP's tool-name rule (1-128 characters of A-Z a-z 0-9 _ . -)")
+            } else if native.contains(&qualified.as_str()) || meta.contains(&qualified.as_str()) {
+                Some("the qualified name collides with a native tool")
+            } else if !seen.insert(qualified.clone()) {
+                Some("the upstream lists this name twice")
+            } else {
+                None
+            };
+            if let Some(why) = refusal {
+                tracing::warn!(source = "upstream", upstream = %tool.upstream, tool = %name, reason = why, "tool skipped");
+                continue;
+            }
+            let mut value = tool.tool;
+            value["name"] = Value::String(qualified.clone());
+            next.push(Listed { qualified, upstream: tool.upstream, tool: name, value });
+        }
+        let mut current = self.current.write_locked();
+        if **current == next {
+            return false;
+        }
+        *current = Arc::new(next);
+        true
+    }
+
+    /// The search documents of the aggregate.
+    pub(crate) fn documents(&self) -> Vec<ToolDoc> {
+        self.listed().iter().map(document).collect()
+    }
+
+    pub(super) fn register(&self, key: (String, String)) -> oneshot::Receiver<()> {
+        let (tx, rx) = oneshot::channel();
+        self.in_flight.locked().insert(key, tx);
+        rx
+    }
+
+    pub(super) fn unregister(&self, key: &(String, String)) {
+        self.in_flight.locked().remove(key);
+    }
+
+    pub(super) fn take(&self, key: &(String, String)) -> Option<oneshot::Sender<()>> {
+        self.in_flight.locked().remove(key)
+    }
+}
+
+/// Whether `name` fits MCP's tool-name rule.
+pub(crate) fn valid_tool_name(name: &str) -> bool {
+    (1..=TOOL_NAME_MAX).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
+/// An upstream tool's search document: its name, description and its schema's parameters.
+fn document(tool: &Listed) -> ToolDoc {
+    let params = tool
+        .value
+        .pointer("/inputSchema/properties")
+        .and_then(Value::as_object)
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default();
+    let description = tool.value.get("description").and_then(Value::as_str).unwrap_or_default().to_owned();
+    ToolDoc { name: tool.qualified.clone(), description, actions: Vec::new(), params }
+}
+
+/// Appends the upstream tools to a `tools/list` result. The first listing after boot waits (at
+/// most `UPSTREAM_SETTLE`) for upstreams still connecting, so a client's first list is complete.
+pub(crate) async fn extend_listing(app: &App, listing: &mut Value) {
+    if app.upstreams.is_empty() {
+        return;
+    }
+    app.upstreams.settle(crate::limits::UPSTREAM_SETTLE).await;
+    app.mcp.upstream.refresh(app);
+    if let Some(tools) = listing.get_mut("tools").and_then(Value::as_array_mut) {
+        tools.extend(app.mcp.upstream.listed().iter().map(|t| t.value.clone()));
+    }
+}
+
+/// Follows the registry's tool changes until shutdown: rebuilds the aggregate and the search
+/// index, and sends `notifications/tools/list_changed` when the aggregate changed.
+pub(crate) fn spawn_watcher(app: &App) {
+    let app = app.clone();
+    let mut changes = app.upstreams.subscribe_tools();
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                () = app.stopping() => return,
+                changed = changes.changed() => if changed.is_err() { return },
+            }
+            if app.mcp.upstream.refresh(&app) {
+                app.mcp.search_index.set_upstream(app.mcp.upstream.documents(), &app.config.get());
+                app.mcp.notify_tools_changed();
+            }
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_names_follow_mcps_rule() {
+        assert!(valid_tool_name("everything__echo"));
+        assert!(valid_tool_name("a.b-c_d"));
+        assert!(!valid_tool_name(""));
+        assert!(!valid_tool_name("has space"));
+        assert!(!valid_tool_name("slash/name"));
+        assert!(!valid_tool_name(&"x".repeat(129)));
+    }
+}

@@ -1,0 +1,48 @@
+//! `GET /mcp/upstreams` (secrets redacted) and `PUT /mcp/upstreams {base, config}`: the three-way
+//! save of `mcp-upstreams.json` (see [`crate::proxy::store`]), after which the live registry
+//! reconnects exactly the upstreams the write changed ([`crate::proxy::apply`]).
+
+use serde::Deserialize;
+
+use crate::http::body::{ok_json, read_json};
+use crate::http::{ApiError, ApiResult, Caller, Request};
+use crate::proxy::config::UpstreamsFile;
+use crate::proxy::store::merge::MergeError;
+use crate::proxy::store::{self, StoreError, redacted};
+use crate::state::App;
+
+/// A save: the snapshot the caller loaded (`GET /mcp/upstreams`'s answer will do, markers and
+/// all) and the configuration it wants.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SaveBody {
+    base: UpstreamsFile,
+    config: UpstreamsFile,
+}
+
+pub(crate) async fn get(app: &App) -> ApiResult {
+    let file = store::read(&app.config_dir).await?;
+    ok_json(&redacted(&file))
+}
+
+pub(crate) async fn put(app: &App, caller: &Caller, req: Request) -> ApiResult {
+    caller.require_loopback("changing the upstream MCP servers")?;
+    let body: SaveBody = read_json(req).await?;
+    let after = crate::proxy::apply::save(app, body.base, body.config).await?;
+    ok_json(&serde_json::json!({"ok": true, "config": redacted(&after)}))
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::Invalid(_) | StoreError::Refused(_) => ApiError::InvalidField(e.to_string()),
+            StoreError::Merge(MergeError::MissingSecret(_) | MergeError::DuplicateBaseId { .. }) => {
+                ApiError::InvalidField(e.to_string())
+            }
+            StoreError::Merge(_) | StoreError::MergedInvalid(_) => ApiError::Conflict(e.to_string()),
+            // The file on disk is broken: say which and why, so a person can mend it.
+            StoreError::Syntax { .. } | StoreError::Unreadable { .. } => ApiError::Unavailable(e.to_string()),
+            StoreError::Io { .. } => ApiError::Internal(anyhow::Error::new(e).context("mcp-upstreams.json")),
+        }
+    }
+}
