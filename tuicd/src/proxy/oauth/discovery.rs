@@ -167,6 +167,21 @@ pub(crate) fn choose_scope(
     resource.and_then(|r| r.scopes_supported.as_ref()).filter(|s| !s.is_empty()).map(|s| s.join(" "))
 }
 
+/// RFC 8707's `resource` for the upstream at `server`: the identifier its resource metadata names
+/// (`named`), which must be the upstream's URL or a prefix of it (the MCP authorization spec's
+/// check, so a token is never asked for another resource); the upstream URL when none is named.
+pub(crate) fn resource_parameter(server: &Url, named: Option<&str>) -> Result<String, String> {
+    let Some(named) = named else { return Ok(server.to_string()) };
+    let prefix = named.trim_end_matches('/');
+    let url = server.as_str();
+    let matches = url.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with(['/', '?']));
+    if matches {
+        Ok(named.to_owned())
+    } else {
+        Err(format!("the resource metadata names resource {named:?}, not this upstream ({url}); not authorizing"))
+    }
+}
+
 /// Whether `a` and `b` are on different registrable domains. IP addresses and single-label
 /// hosts (`localhost`) are compared whole, so 127.0.0.1 and 127.0.0.2 differ.
 pub(crate) fn cross_domain(a: &Url, b: &Url) -> bool {

@@ -92,7 +92,8 @@ impl OAuth {
             discovered.as_ref().and_then(|d| d.challenge.as_ref()),
             discovered.as_ref().and_then(|d| d.resource.as_ref()),
         );
-        let resource = resource_parameter(&entry.url, discovered.as_ref());
+        let named = discovered.as_ref().and_then(|d| d.resource.as_ref()).and_then(|r| r.resource.as_deref());
+        let resource = discovery::resource_parameter(&entry.url, named).map_err(OAuthError::Discovery)?;
         let listener =
             tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.map_err(|e| OAuthError::Callback(e.to_string()))?;
         let port = listener.local_addr().map_err(|e| OAuthError::Callback(e.to_string()))?.port();
@@ -286,18 +287,4 @@ fn registered_client(registered: RegisteredClient, methods: Option<&[String]>) -
         None => ClientAuth::None,
     };
     Client { id: registered.client_id, secret: registered.client_secret, auth }
-}
-
-/// RFC 8707's `resource`: the identifier the resource metadata gives when the upstream URL is
-/// under it, else the upstream URL itself.
-fn resource_parameter(server: &Url, discovered: Option<&Discovered>) -> String {
-    let named = discovered.and_then(|d| d.resource.as_ref()).and_then(|r| r.resource.clone());
-    match named {
-        Some(r) if server.as_str().starts_with(r.trim_end_matches('/')) => r,
-        Some(r) => {
-            tracing::warn!(source = "oauth", resource = %r, server = %server, "resource metadata names another resource; using the upstream URL");
-            server.to_string()
-        }
-        None => server.to_string(),
-    }
 }

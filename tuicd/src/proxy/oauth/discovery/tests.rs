@@ -87,3 +87,17 @@ fn the_registrable_domain_groups_subdomains_and_keeps_addresses_whole() {
     assert!(cross_domain(&url("http://127.0.0.1:1"), &url("http://127.0.0.2:1")));
     assert!(!cross_domain(&url("http://localhost:1"), &url("http://localhost:2")));
 }
+
+#[test]
+fn the_named_resource_must_be_the_upstream_or_a_prefix_of_it() {
+    let server = url("https://mcp.example.com/api/mcp");
+    assert_eq!(resource_parameter(&server, None).unwrap(), "https://mcp.example.com/api/mcp");
+    assert_eq!(
+        resource_parameter(&server, Some("https://mcp.example.com/api/mcp")).unwrap(),
+        "https://mcp.example.com/api/mcp"
+    );
+    assert_eq!(resource_parameter(&server, Some("https://mcp.example.com/")).unwrap(), "https://mcp.example.com/");
+    assert!(resource_parameter(&server, Some("https://mcp.example.com/api/mc")).is_err());
+    let err = resource_parameter(&server, Some("https://other.example.com/mcp")).unwrap_err();
+    assert!(err.contains("other.example.com"), "{err}");
+}
