@@ -52,7 +52,9 @@ pub(crate) async fn authorize(socket: &Path, name: &str) -> ExitCode {
             () = tokio::time::sleep(POLL) => {
                 match upstream_status(socket, name).await {
                     Some((status, _)) if status == "authenticating" || status == "connecting" => seen_authenticating = true,
-                    Some((status, tools)) if status == "ready" && seen_authenticating => {
+                    // The flow was recorded before the POST answered (the upstream was then
+                    // `authenticating`), so `ready` now means it completed.
+                    Some((status, tools)) if status == "ready" => {
                         println!("Authorized: upstream {name:?} is ready ({tools} tools).");
                         return ExitCode::SUCCESS;
                     }

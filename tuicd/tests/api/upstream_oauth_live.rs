@@ -3,7 +3,10 @@
 //! its refresh moves the upstream to `needs_auth`; an upstream that needs authorization asks a
 //! person once through the confirm flow and starts the flow on approval.
 
+use std::process::Stdio;
 use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -108,4 +111,43 @@ async fn an_upstream_needing_authorization_asks_a_person_once_and_starts_on_appr
     assert_eq!(browse(&url).await.0, StatusCode::OK);
     wait_status(&daemon, "docs", "ready").await;
     assert_eq!(answerer.seen().len(), 1, "asked once");
+}
+
+#[tokio::test]
+async fn the_cli_prints_the_url_and_waits_until_the_upstream_is_ready() {
+    let server = TestAs::start(AsOptions::default()).await;
+    let daemon = with_upstreams(vec![oauth_upstream("u1", "docs", &server.mcp_url, json!({}))]).start().await;
+    wait_status(&daemon, "docs", "needs_auth").await;
+    let mut cli = tokio::process::Command::new(env!("CARGO_BIN_EXE_tuicd"))
+        .arg("--config-dir")
+        .arg(daemon.dir.path())
+        .args(["upstream", "authorize", "docs"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(cli.stdout.take().unwrap()).lines();
+    let url = tokio::time::timeout(DEADLINE, async {
+        loop {
+            let line = lines.next_line().await.unwrap().expect("the CLI prints the URL");
+            if line.trim().starts_with(&format!("{}/authorize?", server.issuer)) {
+                return line.trim().to_owned();
+            }
+        }
+    })
+    .await
+    .expect("the URL in time");
+    assert_eq!(browse(&url).await.0, StatusCode::OK);
+    let status = tokio::time::timeout(DEADLINE, cli.wait()).await.expect("the CLI ends").unwrap();
+    let mut rest = String::new();
+    while let Ok(Some(line)) = lines.next_line().await {
+        rest.push_str(&line);
+        rest.push('\n');
+    }
+    let mut stderr = String::new();
+    cli.stderr.take().unwrap().read_to_string(&mut stderr).await.unwrap();
+    assert!(status.success(), "{rest}{stderr}");
+    assert!(rest.contains("Authorized: upstream \"docs\" is ready (1 tools)"), "{rest}");
 }
