@@ -78,6 +78,14 @@ for scenario in server-initialize ping tools-list server-sse-multiple-streams dn
     --scenario "$scenario" -o "$out/conformance"
 done
 
+# Conformance client scenarios against tuicd's upstream HTTP client: upstream_client.py starts its
+# own tuicd with the scenario's server as an http upstream and calls its tools through /mcp.
+# elicitation-sep1034-client-defaults does not apply: tuicd has no person behind an upstream's
+# elicitation request and answers it -32601. The auth/* scenarios belong to the OAuth client.
+for scenario in initialize tools_call sse-retry; do
+  check "conformance-client-$scenario" env TUICD_BIN="$TUICD_BIN" node "$CONFORMANCE" client \
+    --command "python3 $here/upstream_client.py" --scenario "$scenario" -o "$out/conformance-client"
+
 # Conformance client mode, auth: tuicd's upstream OAuth client (upstream_client.py starts its own
 # tuicd per scenario and plays the person who authorizes). Not applicable, so not run: basic-cimd
 # (client ID metadata documents; tuicd registers dynamically, which the scenario accepts with a

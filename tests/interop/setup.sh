@@ -3,7 +3,8 @@
 #   tests/.venv-mcp2  Python `mcp` 2.x (default auto mode probes server/discover first)
 #   tests/.venv-mcp1  Python `mcp` 1.x (the classic API many agent frameworks still pin)
 #   tests/node_modules  @modelcontextprotocol/conformance 0.1.13 (runs on Node 20; same server
-#                       scenarios as 0.1.16, which needs Node 22) and server-everything (benchmark peer)
+#                       scenarios as 0.1.16, which needs Node 22), server-everything (benchmark peer and
+#                       upstream proxy peer) and server-filesystem (a second stdio upstream)
 # Idempotent: each step is skipped when its marker shows it already ran with these versions.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -13,6 +14,7 @@ PY_MCP2='mcp>=2,<3'
 PY_MCP1='mcp>=1.20,<2'
 CONFORMANCE='@modelcontextprotocol/conformance@0.1.13'
 EVERYTHING='@modelcontextprotocol/server-everything@2026.8.31'
+FILESYSTEM='@modelcontextprotocol/server-filesystem@2026.8.31'
 
 venv() { # dir spec
   local dir="$1" spec="$2"
@@ -26,10 +28,10 @@ venv "$tests/.venv-mcp2" "$PY_MCP2"
 venv "$tests/.venv-mcp1" "$PY_MCP1"
 
 marker="$tests/node_modules/.tuic-spec"
-if [ "$(cat "$marker" 2>/dev/null)" != "$CONFORMANCE $EVERYTHING" ]; then
+if [ "$(cat "$marker" 2>/dev/null)" != "$CONFORMANCE $EVERYTHING $FILESYSTEM" ]; then
   cd "$tests"
   [ -f package.json ] || echo '{"name":"tuic-interop","private":true}' > package.json
-  npm install --no-audit --no-fund --loglevel=error "$CONFORMANCE" "$EVERYTHING"
-  echo "$CONFORMANCE $EVERYTHING" > "$marker"
+  npm install --no-audit --no-fund --loglevel=error "$CONFORMANCE" "$EVERYTHING" "$FILESYSTEM"
+  echo "$CONFORMANCE $EVERYTHING $FILESYSTEM" > "$marker"
 fi
 echo "interop peers ready: $("$tests/.venv-mcp2/bin/pip" show mcp | grep ^Version), $("$tests/.venv-mcp1/bin/pip" show mcp | grep ^Version)"

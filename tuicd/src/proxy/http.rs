@@ -126,13 +126,6 @@ impl HttpClient {
         }
     }
 
-    pub(crate) async fn notify(&self, method: &str, params: Value) -> Result<(), UpstreamError> {
-        if self.shared.closed.load(Ordering::Acquire) {
-            return Err(UpstreamError::Closed("the client is closed".into()));
-        }
-        self.shared.notify(method, params).await
-    }
-
     /// Ends the connection: the GET stream stops and the session is DELETEd.
     pub(crate) async fn close(&self) {
         let shared = &self.shared;

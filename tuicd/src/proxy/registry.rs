@@ -36,6 +36,10 @@ pub(crate) use call::CallError;
 /// OAuth module's source for `auth: oauth2`. The registry never names the OAuth module.
 pub(crate) type BearerFor = Arc<dyn Fn(&UpstreamServer) -> Option<Arc<dyn BearerSource>> + Send + Sync>;
 
+/// Where a proxied call's notifications for its caller go (progress with the caller's token, the
+/// upstream's log messages). Called on the task that reads the upstream; it must not wait.
+pub(crate) type Deliver = Arc<dyn Fn(Value) + Send + Sync>;
+
 /// The static part of [`BearerFor`]: a configured bearer token.
 pub(crate) fn static_bearer(server: &UpstreamServer) -> Option<Arc<dyn BearerSource>> {
     match &server.auth {
@@ -74,7 +78,7 @@ impl Status {
 /// One connection to an upstream, whichever its transport.
 #[derive(Debug)]
 pub(crate) enum Client {
-    Stdio(StdioClient),
+    Stdio(Box<StdioClient>),
     Http(HttpClient),
 }
 
@@ -82,7 +86,7 @@ impl Client {
     async fn connect(server: &UpstreamServer, ctx: ConnectCtx) -> Result<(Self, Handshake), UpstreamError> {
         match &server.transport {
             super::config::Transport::Stdio { .. } => {
-                StdioClient::connect(server, ctx).await.map(|(c, h)| (Client::Stdio(c), h))
+                StdioClient::connect(server, ctx).await.map(|(c, h)| (Client::Stdio(Box::new(c)), h))
             }
             super::config::Transport::Http { .. } => {
                 HttpClient::connect(server, ctx).await.map(|(c, h)| (Client::Http(c), h))
@@ -94,6 +98,15 @@ impl Client {
         match self {
             Client::Stdio(c) => c.request(method, params, opts).await,
             Client::Http(c) => c.request(method, params, opts).await,
+        }
+    }
+
+    /// Whether the transport can tell which request a notification belongs to (and so wants
+    /// `RequestOpts::related`); stdio cannot, its notifications all come through the supervisor.
+    fn takes_related(&self) -> bool {
+        match self {
+            Client::Stdio(_) => false,
+            Client::Http(_) => true,
         }
     }
 
@@ -138,7 +151,7 @@ struct Entry {
     state: Mutex<EntryState>,
     commands: mpsc::Sender<actor::Command>,
     /// Calls in flight, each with the sender of its caller's related notifications (logging).
-    callers: Mutex<HashMap<u64, mpsc::Sender<Value>>>,
+    callers: Mutex<HashMap<u64, Deliver>>,
     next_call: AtomicU64,
 }
 
@@ -244,6 +257,16 @@ impl Upstreams {
         if changed {
             self.hub.bump_tools();
         }
+    }
+
+    /// The configuration the registry runs now (servers in id order).
+    pub(crate) fn current_file(&self) -> UpstreamsFile {
+        UpstreamsFile { servers: self.entries.locked().values().map(|e| e.server.clone()).collect() }
+    }
+
+    /// Applies `after` against what runs now (SIGHUP re-reads the file this way).
+    pub(crate) fn reload(&self, after: &UpstreamsFile) {
+        self.apply_diff(&self.current_file(), after);
     }
 
     /// The status of the upstream named `name`.

@@ -2,12 +2,11 @@
 //! caller's progress and log notifications delivered to its GET stream, and cancellation.
 
 use serde_json::{Map, Value, json};
-use tokio::sync::mpsc;
 
 use super::SEPARATOR;
 use crate::mcp::model::{Reply, RpcError, ToolText};
 use crate::mcp::tools::meta::CALL_TOOL;
-use crate::proxy::registry::CallError;
+use crate::proxy::registry::{CallError, Deliver};
 use crate::proxy::wire::UpstreamError;
 use crate::state::App;
 
@@ -65,7 +64,7 @@ pub(crate) async fn call(
         Some(_) => return refused(RpcError::invalid_params("tools/call: \"arguments\" must be an object")),
     };
     let (upstream, tool) = target.qualified.split_once(SEPARATOR).unwrap_or((&target.qualified, ""));
-    if app.mcp.upstream.find(&target.qualified).is_none()
+    if !app.mcp.upstream.lists(&target.qualified)
         && let Some(error) = not_listed(app, upstream, tool)
     {
         return refused(error);
@@ -156,21 +155,17 @@ fn failure(error: CallError) -> Result<Reply, RpcError> {
     }
 }
 
-/// A sender whose messages reach protocol session `session`'s GET stream, as JSON-RPC
-/// notifications; dropped when the call ends.
-fn deliver_to(app: &App, session: &str) -> mpsc::Sender<Value> {
-    let (tx, mut rx) = mpsc::channel::<Value>(crate::limits::UPSTREAM_NOTIFY_QUEUE);
+/// Delivers to protocol session `session`'s GET stream, as JSON-RPC notifications (its queue is
+/// bounded; a full one drops).
+fn deliver_to(app: &App, session: &str) -> Deliver {
     let (app, session) = (app.clone(), session.to_owned());
-    tokio::spawn(async move {
-        while let Some(mut message) = rx.recv().await {
-            if let Some(object) = message.as_object_mut() {
-                object.insert("jsonrpc".into(), json!("2.0"));
-                object.remove("id");
-            }
-            app.mcp.protocol_sessions.push(&session, &message.to_string());
+    std::sync::Arc::new(move |mut message: Value| {
+        if let Some(object) = message.as_object_mut() {
+            object.insert("jsonrpc".into(), json!("2.0"));
+            object.remove("id");
         }
-    });
-    tx
+        app.mcp.protocol_sessions.push(&session, &message.to_string());
+    })
 }
 
 #[cfg(test)]

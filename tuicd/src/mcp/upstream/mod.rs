@@ -47,6 +47,10 @@ impl UpstreamTools {
         self.current.read_locked().clone()
     }
 
+    pub(crate) fn lists(&self, qualified: &str) -> bool {
+        self.current.read_locked().iter().any(|t| t.qualified == qualified)
+    }
+
     pub(crate) fn find(&self, qualified: &str) -> Option<Listed> {
         self.current.read_locked().iter().find(|t| t.qualified == qualified).cloned()
     }

@@ -40,16 +40,15 @@ pub(super) async fn send(shared: &Shared, request: RequestBuilder) -> Result<Res
         if response.status() != StatusCode::UNAUTHORIZED {
             return Ok(response);
         }
-        if !std::mem::replace(&mut recovered, true) {
-            if let Some(source) = &shared.bearer {
-                if let Some(next) = source.recover(bearer.as_deref()).await {
-                    bearer = Some(next);
-                    continue;
-                }
-            }
+        if !std::mem::replace(&mut recovered, true)
+            && let Some(source) = &shared.bearer
+            && let Some(next) = source.recover(bearer.as_deref()).await
+        {
+            bearer = Some(next);
+            continue;
         }
         let challenge = response.headers().get(WWW_AUTHENTICATE).and_then(|v| v.to_str().ok()).unwrap_or_default();
-        let scheme = challenge.trim_start().split_whitespace().next().unwrap_or_default();
+        let scheme = challenge.split_whitespace().next().unwrap_or_default();
         return Err(if scheme.eq_ignore_ascii_case("bearer") {
             UpstreamError::NeedsOAuth { www_authenticate: challenge.to_owned() }
         } else if bearer.is_some() {
@@ -241,14 +240,14 @@ async fn refused(mut response: Response) -> UpstreamError {
             _ => break,
         }
     }
-    if let Ok(message) = serde_json::from_slice::<Value>(&body) {
-        if let Some(error) = message.get("error").filter(|e| e.is_object()) {
-            return UpstreamError::Rpc {
-                code: error["code"].as_i64().unwrap_or(0),
-                message: error["message"].as_str().unwrap_or_default().to_owned(),
-                data: error.get("data").cloned(),
-            };
-        }
+    if let Ok(message) = serde_json::from_slice::<Value>(&body)
+        && let Some(error) = message.get("error").filter(|e| e.is_object())
+    {
+        return UpstreamError::Rpc {
+            code: error["code"].as_i64().unwrap_or(0),
+            message: error["message"].as_str().unwrap_or_default().to_owned(),
+            data: error.get("data").cloned(),
+        };
     }
     let text = String::from_utf8_lossy(&body[..body.len().min(REFUSAL_EXCERPT)]).trim().to_owned();
     UpstreamError::Io(if text.is_empty() { format!("HTTP {status}") } else { format!("HTTP {status}: {text}") })

@@ -237,3 +237,38 @@ async fn the_get_stream_delivers_server_notifications_and_requests_are_answered(
     client.close().await;
     assert!(notifications.recv().await.is_none(), "close ends the connection's queue");
 }
+
+#[tokio::test]
+async fn a_caller_that_goes_away_cancels_the_request_upstream() {
+    let server = TestServer::start(|seen| basics(seen, "s1").unwrap_or_else(|| sse_then_hold(": working\n\n"))).await;
+    let (client, _notifications) = connect(&server).await;
+    let abandoned = tokio::time::timeout(Duration::from_millis(200), client.request("tools/call", json!({}), opts()));
+    assert!(abandoned.await.is_err(), "the caller gave up first");
+    let cancel = server.wait_for("cancellation", WAIT, |s| s.rpc() == "notifications/cancelled").await;
+    assert_eq!(cancel.body["params"]["reason"], "the client went away");
+}
+
+/// A bearer source whose credential changes between requests, as after a re-authorization.
+#[derive(Debug, Default)]
+struct Stored(std::sync::Mutex<String>);
+
+impl BearerSource for Stored {
+    fn current(&self) -> Option<String> {
+        Some(self.0.lock().unwrap().clone())
+    }
+    fn recover<'a>(&'a self, _rejected: Option<&'a str>) -> BoxFuture<'a, Option<String>> {
+        Box::pin(async { None })
+    }
+}
+
+#[tokio::test]
+async fn the_bearer_credential_is_read_again_for_every_request() {
+    let server = TestServer::start(|seen| basics(seen, "s1").unwrap_or_else(|| json(answer(seen, json!({}))))).await;
+    let stored = Arc::new(Stored(std::sync::Mutex::new("first".into())));
+    let (ctx, _notifications) = ctx(Some(stored.clone()));
+    let (client, _) = HttpClient::connect(&server_entry(&server.url), ctx).await.unwrap();
+    *stored.0.lock().unwrap() = "second".into();
+    client.request("tools/list", json!({}), opts()).await.unwrap();
+    let list = server.seen().into_iter().find(|s| s.rpc() == "tools/list").unwrap();
+    assert_eq!(list.header("authorization"), Some("Bearer second"));
+}

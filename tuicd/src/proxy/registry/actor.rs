@@ -294,8 +294,9 @@ fn on_notification(entry: &Arc<Entry>, hub: &Arc<Hub>, client: Option<Arc<Client
         }
         "notifications/progress" => hub.progress.route(message),
         "notifications/message" => {
-            for caller in entry.callers.locked().values() {
-                let _ = caller.try_send(message.clone());
+            let callers: Vec<super::Deliver> = entry.callers.locked().values().cloned().collect();
+            for caller in callers {
+                caller(message.clone());
             }
         }
         _ => tracing::debug!(source = "upstream", upstream = %entry.server.name, method, "notification"),

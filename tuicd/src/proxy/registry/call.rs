@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::{Entry, Status, Upstreams};
+use super::{Deliver, Entry, Status, Upstreams};
 use crate::limits::UPSTREAM_NOTIFY_QUEUE;
 use crate::lock::Recover;
 use crate::proxy::wire::{RequestOpts, UpstreamError};
@@ -38,7 +38,7 @@ impl Upstreams {
         upstream: &str,
         tool: &str,
         mut params: Value,
-        caller: Option<mpsc::Sender<Value>>,
+        caller: Option<Deliver>,
     ) -> Result<Value, CallError> {
         let Some(entry) = self.by_name(upstream) else {
             let valid: Vec<String> = self.all().iter().map(|e| e.server.name.clone()).collect();
@@ -81,7 +81,7 @@ impl Upstreams {
         }
         let _progress = self.hub.progress.rewrite(&mut params, caller.as_ref());
         let _listening = caller.as_ref().map(|c| Listening::new(&entry, c.clone()));
-        let related = caller.map(|caller| self.relay(caller));
+        let related = caller.filter(|_| client.takes_related()).map(|caller| self.relay(caller));
         let opts = RequestOpts { timeout: Duration::from_secs(entry.server.timeout_secs.max(1)), related };
         let started = Instant::now();
         let result = client.request("tools/call", params, opts).await;
@@ -105,7 +105,7 @@ impl Upstreams {
 
     /// A sender for the transport's related notifications: progress goes through the token
     /// routes (to restore the caller's token), anything else to the caller as it is.
-    fn relay(&self, caller: mpsc::Sender<Value>) -> mpsc::Sender<Value> {
+    fn relay(&self, caller: Deliver) -> mpsc::Sender<Value> {
         let (tx, mut rx) = mpsc::channel::<Value>(UPSTREAM_NOTIFY_QUEUE);
         let hub = self.hub.clone();
         tokio::spawn(async move {
@@ -113,7 +113,7 @@ impl Upstreams {
                 if message.get("method").and_then(Value::as_str) == Some("notifications/progress") {
                     hub.progress.route(message);
                 } else {
-                    let _ = caller.try_send(message);
+                    caller(message);
                 }
             }
         });
@@ -128,7 +128,7 @@ struct Listening {
 }
 
 impl Listening {
-    fn new(entry: &Arc<Entry>, caller: mpsc::Sender<Value>) -> Self {
+    fn new(entry: &Arc<Entry>, caller: Deliver) -> Self {
         let id = entry.next_call.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         entry.callers.locked().insert(id, caller);
         Self { entry: entry.clone(), id }

@@ -8,20 +8,19 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
-use tokio::sync::mpsc;
 
+use super::Deliver;
 use crate::lock::Recover;
 
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(super) struct ProgressRoutes {
     routes: Mutex<HashMap<String, Route>>,
     next: AtomicU64,
 }
 
-#[derive(Debug)]
 struct Route {
     original: Value,
-    caller: mpsc::Sender<Value>,
+    caller: Deliver,
 }
 
 /// A registered token; dropping it ends the route.
@@ -39,11 +38,7 @@ impl Drop for Registered<'_> {
 impl ProgressRoutes {
     /// Replaces `params._meta.progressToken` (when the caller sent one) with a fresh token routed
     /// to `caller`; without a caller to reach, the token is removed.
-    pub(super) fn rewrite<'a>(
-        &'a self,
-        params: &mut Value,
-        caller: Option<&mpsc::Sender<Value>>,
-    ) -> Option<Registered<'a>> {
+    pub(super) fn rewrite<'a>(&'a self, params: &mut Value, caller: Option<&Deliver>) -> Option<Registered<'a>> {
         let meta = params.get_mut("_meta")?.as_object_mut()?;
         let original = meta.remove("progressToken")?;
         let caller = caller?.clone();
@@ -56,15 +51,15 @@ impl ProgressRoutes {
     /// Sends a `notifications/progress` to the caller whose token it carries, with that token.
     pub(super) fn route(&self, mut message: Value) {
         let Some(token) = message.pointer("/params/progressToken").map(token_key) else { return };
-        let routes = self.routes.locked();
-        let Some(route) = routes.get(&token) else {
+        let Some((original, caller)) = self.routes.locked().get(&token).map(|r| (r.original.clone(), r.caller.clone()))
+        else {
             tracing::debug!(source = "upstream", token, "progress for no call in flight; dropped");
             return;
         };
         if let Some(params) = message.get_mut("params").and_then(Value::as_object_mut) {
-            params.insert("progressToken".into(), route.original.clone());
+            params.insert("progressToken".into(), original);
         }
-        let _ = route.caller.try_send(message);
+        caller(message);
     }
 }
 
@@ -79,12 +74,20 @@ fn token_key(token: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::sync::Arc;
+
+    /// A caller that keeps what it is sent.
+    fn collector() -> (Deliver, Arc<Mutex<Vec<Value>>>) {
+        let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
+        let keep = seen.clone();
+        (Arc::new(move |m| keep.locked().push(m)), seen)
+    }
 
     #[test]
     fn two_callers_with_the_same_token_each_get_their_own_progress() {
         let routes = ProgressRoutes::default();
-        let (a_tx, mut a_rx) = mpsc::channel(4);
-        let (b_tx, mut b_rx) = mpsc::channel(4);
+        let (a_tx, a_seen) = collector();
+        let (b_tx, b_seen) = collector();
         let mut a = json!({"name": "x", "_meta": {"progressToken": 1}});
         let mut b = json!({"name": "x", "_meta": {"progressToken": 1}});
         let _ra = routes.rewrite(&mut a, Some(&a_tx)).expect("a routed");
@@ -92,12 +95,12 @@ mod tests {
         let (ta, tb) = (a["_meta"]["progressToken"].clone(), b["_meta"]["progressToken"].clone());
         assert_ne!(ta, tb);
         routes.route(json!({"method": "notifications/progress", "params": {"progressToken": tb, "progress": 1}}));
-        let got = b_rx.try_recv().expect("b got its progress");
+        let got = b_seen.locked().pop().expect("b got its progress");
         assert_eq!(got["params"]["progressToken"], json!(1));
-        assert!(a_rx.try_recv().is_err());
+        assert!(a_seen.locked().is_empty());
         drop(rb);
         routes.route(json!({"method": "notifications/progress", "params": {"progressToken": tb, "progress": 2}}));
-        assert!(b_rx.try_recv().is_err(), "a finished call's route is gone");
+        assert!(b_seen.locked().is_empty(), "a finished call's route is gone");
     }
 
     #[test]
