@@ -44,10 +44,12 @@ class UnixConnection(http.client.HTTPConnection):
 
 
 class Tuicd:
-    def __init__(self, binary, url):
+    def __init__(self, binary, url, auth=None):
         self.dir = tempfile.mkdtemp(prefix="tuic-upc.")
         os.chmod(self.dir, 0o700)
         server = {"id": UPSTREAM, "name": UPSTREAM, "transport": {"type": "http", "url": url}}
+        if auth is not None:
+            server["auth"] = auth
         with open(os.path.join(self.dir, "mcp-upstreams.json"), "w") as f:
             json.dump({"servers": [server]}, f)
         self.socket = os.path.join(self.dir, "mcp.sock")
@@ -120,6 +122,50 @@ class Tuicd:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def oauth_auth(context):
+    """The upstream's `auth` for an auth scenario: a pre-registered client when the scenario's
+    context hands one, else dynamic registration (an empty client_id)."""
+    auth = {"type": "oauth2", "client_id": context.get("client_id", "")}
+    if context.get("client_secret"):
+        auth["client_secret"] = context["client_secret"]
+    return auth
+
+
+def authorize(tuicd):
+    """The scripted person: asks tuicd to authorize the upstream, then plays the browser: follows
+    the authorization URL (the scenario's server approves at once) to the redirect and loads it on
+    tuicd's callback port."""
+    import urllib.error
+    import urllib.request
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):
+            return None
+
+    tuicd.wait("the upstream to need authorization",
+               lambda: (lambda s: s if s and s["status"] == "needs_auth" else None)(tuicd.upstream_status()))
+    status, _, body = tuicd.request("POST", f"/mcp/upstreams/{UPSTREAM}/authorize", {})
+    if status != 200:
+        fail(f"authorize: HTTP {status}: {body}", tuicd)
+    url = json.loads(body)["authorization_url"]
+    opener = urllib.request.build_opener(NoRedirect)
+    location = None
+    for _ in range(5):
+        try:
+            response = opener.open(url, timeout=DEADLINE)
+            fail(f"the authorization server answered {response.status} without a redirect", tuicd)
+        except urllib.error.HTTPError as e:
+            if e.code not in (301, 302, 303, 307, 308):
+                fail(f"the authorization server answered {e.code}: {e.read()[:300]!r}", tuicd)
+            location = e.headers["location"]
+        if location.startswith("http://127.0.0.1:") and "/callback" in location:
+            break
+        url = location
+    with urllib.request.urlopen(location, timeout=DEADLINE) as page:
+        if page.status != 200:
+            fail(f"the callback page answered {page.status}", tuicd)
+
+
 def messages(body, content_type):
     if not content_type.startswith("text/event-stream"):
         return [json.loads(body)]
@@ -145,10 +191,14 @@ def main():
     binary = os.environ.get("TUICD_BIN")
     if not binary:
         fail("set TUICD_BIN to the built tuicd binary")
-    if scenario not in CALLS:
+    auth_scenario = scenario.startswith("auth/")
+    if scenario not in CALLS and not auth_scenario:
         fail(f"scenario {scenario!r} is not one this wrapper drives")
-    tuicd = Tuicd(binary, url)
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    tuicd = Tuicd(binary, url, oauth_auth(context) if auth_scenario else None)
     try:
+        if auth_scenario:
+            authorize(tuicd)
         status = tuicd.wait("the upstream to be ready",
                             lambda: (lambda s: s if s and s["status"] == "ready" else None)(tuicd.upstream_status()))
         print(f"upstream ready: {status['tool_count']} tools {status['tools']}")
@@ -157,7 +207,7 @@ def main():
         if "result" not in init:
             fail(f"initialize: {init}", tuicd)
         tuicd.rpc("notifications/initialized", {}, notification=True)
-        call = CALLS[scenario]
+        call = CALLS.get(scenario)
         if call is not None:
             tool, arguments, expected = call
             if tool not in status["tools"]:

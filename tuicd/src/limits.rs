@@ -438,3 +438,12 @@ pub const OAUTH_FLOW_TIMEOUT: Duration = Duration::from_secs(300);
 pub const OAUTH_CALLBACK_GRACE: Duration = Duration::from_secs(120);
 /// OAuth: an access token this close to its expiry is refreshed before use.
 pub const OAUTH_EXPIRY_MARGIN: Duration = Duration::from_secs(60);
+/// OAuth: every request to an authorization server (metadata, registration, token) and the
+/// unauthenticated probe of the upstream; a document larger than the cap is refused.
+pub const OAUTH_HTTP_TIMEOUT: Duration = Duration::from_secs(30);
+pub const OAUTH_DOCUMENT_MAX_BYTES: usize = 1024 * 1024;
+/// OAuth: a callback server closes this long after it served a successful callback.
+pub const OAUTH_CALLBACK_CLOSE: Duration = Duration::from_secs(2);
+/// OAuth: how many ended flows are remembered (to name the reason on a late redirect); the
+/// oldest is forgotten first. Pending flows are at most one per upstream (`UPSTREAM_MAX`).
+pub const OAUTH_ENDED_MAX: usize = 256;

@@ -1,4 +1,6 @@
-//! `tuicd`: serve in the foreground, or `status` / `hash-password`.
+//! `tuicd`: serve in the foreground, or `status` / `hash-password` / `upstream authorize`.
+
+mod cli_upstream;
 
 use std::io::{BufRead, Read, Write};
 use std::path::PathBuf;
@@ -50,6 +52,18 @@ enum Command {
         #[arg(long, default_value_t = limits::BCRYPT_COST, value_parser = clap::value_parser!(u32).range(4..=31))]
         cost: u32,
     },
+    /// Upstream MCP servers of the running daemon.
+    Upstream {
+        #[command(subcommand)]
+        command: UpstreamCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum UpstreamCommand {
+    /// Start an OAuth authorization of upstream NAME: print the URL to open, then wait until the
+    /// upstream is ready (or the authorization fails or expires).
+    Authorize { name: String },
 }
 
 fn main() -> ExitCode {
@@ -73,6 +87,9 @@ fn main() -> ExitCode {
     };
     let code = match cli.command {
         Some(Command::HashPassword { cost }) => hash_password(cost),
+        Some(Command::Upstream { command: UpstreamCommand::Authorize { name } }) => {
+            runtime.block_on(cli_upstream::authorize(&paths::socket_path(&config_dir, cli.instance.as_deref()), &name))
+        }
         Some(Command::Status) => runtime.block_on(status(paths::socket_path(&config_dir, cli.instance.as_deref()))),
         None => {
             let options = Options {

@@ -47,6 +47,8 @@ pub(crate) struct Shared {
     pub repos: Arc<crate::repos::Repos>,
     /// The frontends' output watcher sets, matched on each session's own task.
     pub plugins: Arc<crate::plugins::OutputWatchers>,
+    /// OAuth for upstream MCP servers: flows, callback servers, the credential store.
+    pub oauth: Arc<crate::proxy::oauth::OAuth>,
     /// Flips to true once when the daemon starts shutting down; long-lived streams end on it.
     pub shutdown: watch::Receiver<bool>,
     pub request_timeout: Duration,
@@ -77,10 +79,19 @@ impl Shared {
         // The agent engine attaches to every session from outside the session core.
         let ui = Arc::new(crate::ui::Ui::new(events.clone()));
         let repos = Arc::new(crate::repos::Repos::load(&config_dir));
-        let upstreams = Arc::new(crate::proxy::registry::Upstreams::new(
+        let oauth = Arc::new(crate::proxy::oauth::OAuth::new(
+            &config_dir,
             events.clone(),
-            Arc::new(crate::proxy::registry::static_bearer),
+            ui.clone(),
+            crate::proxy::oauth::Timing::from_env(),
         ));
+        let upstreams = Arc::new(crate::proxy::registry::Upstreams::new(events.clone(), {
+            let oauth = oauth.clone();
+            Arc::new(move |server: &crate::proxy::config::UpstreamServer| {
+                oauth.bearer_for(server).or_else(|| crate::proxy::registry::static_bearer(server))
+            })
+        }));
+        oauth.link(upstreams.clone());
         sessions.set_attach_factory(crate::agent_runtime::attach_factory(
             events.clone(),
             agents.edges.clone(),
@@ -101,6 +112,7 @@ impl Shared {
             ui,
             repos,
             plugins,
+            oauth,
             shutdown,
             request_timeout,
             port_override,
@@ -122,6 +134,7 @@ impl App {
         crate::mcp::spawn_reaper(self, mcp_session_ttl);
         crate::messaging_runtime::start(self);
         tokio::spawn(crate::agent_runtime::progress::record_intents(self.clone()));
+        crate::proxy::oauth::spawn_consent_watcher(self.oauth.clone(), self.shutdown.clone());
         self.start_upstreams();
     }
 

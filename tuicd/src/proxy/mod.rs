@@ -3,6 +3,7 @@
 //! - [`config`]: `mcp-upstreams.json`'s types and the rules an entry must meet (pure).
 //! - [`store`]: the file on disk: locked three-way saves, atomic writes, redaction.
 //! - [`wire`]: what the two transports share: handshake, request options, errors, bearer source.
+//! - [`oauth`]: OAuth 2.1 for HTTP upstreams: discovery, flows, the callback servers, tokens.
 //! - [`stdio`]: the stdio transport; [`registry`]: the live upstreams (one shared client each),
 //!   their status, tools and calls; [`health`]: the health ticker and the circuit breaker.
 //! - [`http`]: the Streamable HTTP transport (the registry wraps it beside `stdio`).
@@ -13,6 +14,7 @@
 pub(crate) mod config;
 pub(crate) mod health;
 pub(crate) mod http;
+pub(crate) mod oauth;
 pub(crate) mod registry;
 pub(crate) mod stdio;
 pub(crate) mod store;

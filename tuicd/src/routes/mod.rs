@@ -23,6 +23,7 @@ mod stream_direct;
 mod stream_encode;
 pub(crate) mod ui;
 pub(crate) mod ui_screenshot;
+pub(crate) mod upstream_oauth;
 pub(crate) mod upstream_status;
 pub(crate) mod upstreams;
 pub(crate) mod worktrees;

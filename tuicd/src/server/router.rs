@@ -121,6 +121,13 @@ pub(super) async fn route(app: App, caller: Caller, req: Request) -> Response {
         ["worktrees", "paths"] => methods!(&method, GET => routes::worktrees::paths(&app, &caller, req)),
         ["worktrees", "lifecycle"] => methods!(&method, GET => routes::worktrees::lifecycle(&app, &caller, req)),
         ["worktrees", "run-script"] => methods!(&method, POST => routes::worktrees::run_script(&caller, req)),
+        ["mcp", "upstreams", name, "authorize"] => {
+            methods!(&method, POST => routes::upstream_oauth::authorize(&app, name))
+        }
+        ["mcp", "upstreams", name, "authorize", "cancel"] => {
+            methods!(&method, POST => routes::upstream_oauth::cancel(&app, name))
+        }
+        ["mcp", "oauth", "callback"] => methods!(&method, POST => routes::upstream_oauth::pasted_callback(&app, req)),
         _ => Err(ApiError::NotFound(format!("no route for {path}"))),
     };
     result.unwrap_or_else(ApiError::into_response)

@@ -85,6 +85,11 @@ impl Upstreams {
         let opts = RequestOpts { timeout: Duration::from_secs(entry.server.timeout_secs.max(1)), related };
         let started = Instant::now();
         let result = client.request("tools/call", params, opts).await;
+        if let Err(UpstreamError::NeedsOAuth { .. }) = &result {
+            // The credential was refused even after its one recovery: the upstream waits for an
+            // authorization (and the OAuth consent watcher asks for one).
+            entry.set_status(&self.hub, Status::NeedsAuth);
+        }
         let mut state = entry.state.locked();
         state.metrics.call_count += 1;
         state.metrics.last_latency_ms = Some(started.elapsed().as_millis() as u64);
