@@ -85,6 +85,7 @@ done
 for scenario in initialize tools_call sse-retry; do
   check "conformance-client-$scenario" env TUICD_BIN="$TUICD_BIN" node "$CONFORMANCE" client \
     --command "python3 $here/upstream_client.py" --scenario "$scenario" -o "$out/conformance-client"
+done
 
 # Conformance client mode, auth: tuicd's upstream OAuth client (upstream_client.py starts its own
 # tuicd per scenario and plays the person who authorizes). Not applicable, so not run: basic-cimd
