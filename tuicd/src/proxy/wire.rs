@@ -65,6 +65,12 @@ pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub(crate) trait BearerSource: Send + Sync + Debug {
     /// The credential to present now, if any.
     fn current(&self) -> Option<String>;
+    /// The credential for the next attempt: `current`, unless the source knows it is about to
+    /// expire and can renew it first (an OAuth token inside its expiry margin is refreshed before
+    /// use, so a request never spends a 401 on a token known to be stale).
+    fn fresh(&self) -> BoxFuture<'_, Option<String>> {
+        Box::pin(async move { self.current() })
+    }
     /// After a 401 that rejected `rejected` (the exact credential presented, `None` when none
     /// was): the credential to retry with, or `None` when there is nothing better. Refreshing is
     /// serialized per upstream; a stored credential that differs from `rejected` is returned as

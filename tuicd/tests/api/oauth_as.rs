@@ -51,6 +51,8 @@ pub(crate) struct Counts {
     pub code_exchanges: usize,
     pub refreshes: usize,
     pub authorized_mcp_requests: usize,
+    /// MCP requests answered 401.
+    pub refused_mcp_requests: usize,
 }
 
 #[derive(Default)]
@@ -109,6 +111,10 @@ impl TestAs {
         (s.counts.registrations, s.counts.code_exchanges, s.counts.refreshes, s.counts.authorized_mcp_requests)
     }
 
+    pub(crate) fn refused_mcp_requests(&self) -> usize {
+        self.state.lock().unwrap().counts.refused_mcp_requests
+    }
+
     /// Every access and refresh token issued so far.
     pub(crate) fn issued(&self) -> Vec<String> {
         self.state.lock().unwrap().issued.clone()
@@ -117,6 +123,12 @@ impl TestAs {
     /// The query of the last authorize request.
     pub(crate) fn last_authorize(&self) -> HashMap<String, String> {
         self.state.lock().unwrap().last_authorize.clone()
+    }
+
+    /// Whether every access token issued so far expires within `left`.
+    pub(crate) fn all_within(&self, left: Duration) -> bool {
+        let s = self.state.lock().unwrap();
+        !s.access.is_empty() && s.access.values().all(|exp| *exp <= Instant::now() + left)
     }
 
     /// Whether every access token issued so far has expired.
@@ -307,6 +319,8 @@ fn mcp(shared: &Shared, method: &hyper::Method, headers: &hyper::HeaderMap, body
         let ok = !s.reject_all && bearer.and_then(|b| s.access.get(b)).is_some_and(|exp| *exp > Instant::now());
         if ok {
             s.counts.authorized_mcp_requests += 1;
+        } else {
+            s.counts.refused_mcp_requests += 1;
         }
         ok
     };

@@ -72,6 +72,24 @@ async fn an_expired_token_is_refreshed_once_for_a_burst_of_calls() {
 }
 
 #[tokio::test]
+async fn a_token_inside_its_expiry_margin_is_refreshed_before_use_without_a_401() {
+    // A 20 s token has a 10 s margin (half its lifetime, below the 60 s one).
+    let server = TestAs::start(AsOptions { token_lifetime: Some(Duration::from_secs(20)), ..Default::default() }).await;
+    let (daemon, session) = authorized(&server).await;
+    let (before, refused_before) = (server.counts().2, server.refused_mcp_requests());
+    // At most 8 s left: inside the margin, with time for the call before the server refuses it.
+    wait_until("the token is inside its margin", DEADLINE, || async {
+        server.all_within(Duration::from_secs(8)).then_some(())
+    })
+    .await;
+    assert!(!server.all_expired(), "the token must still be valid at the server for this test");
+    let answer = whoami(&daemon, &session).await;
+    assert_eq!(answer["result"]["content"][0]["text"], json!("authorized"), "{answer}");
+    assert_eq!(server.counts().2, before + 1, "refreshed before use");
+    assert_eq!(server.refused_mcp_requests(), refused_before, "no request spent a 401 on the stale token");
+}
+
+#[tokio::test]
 async fn a_token_refused_after_its_refresh_moves_the_upstream_to_needs_auth() {
     let server = TestAs::start(AsOptions::default()).await;
     let (daemon, session) = authorized(&server).await;

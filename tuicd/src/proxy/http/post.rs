@@ -27,7 +27,10 @@ pub(super) enum Outcome {
 /// Sends `request` with the credential current now; after a 401, asks the bearer source once
 /// for a better one and retries. Every other status is the caller's to read.
 pub(super) async fn send(shared: &Shared, request: RequestBuilder) -> Result<Response, UpstreamError> {
-    let mut bearer = shared.bearer.as_ref().and_then(|source| source.current());
+    let mut bearer = match &shared.bearer {
+        Some(source) => source.fresh().await,
+        None => None,
+    };
     let mut recovered = false;
     loop {
         let Some(mut attempt) = request.try_clone() else {

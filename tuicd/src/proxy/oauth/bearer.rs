@@ -41,6 +41,17 @@ impl BearerSource for OAuthBearer {
         self.oauth.store.tokens(&self.id, &self.url).map(|t| t.access_token)
     }
 
+    fn fresh(&self) -> BoxFuture<'_, Option<String>> {
+        Box::pin(async move {
+            let stored = self.oauth.store.tokens(&self.id, &self.url)?;
+            if stored.expired_at(unix_now()) && stored.refresh_token.is_some() {
+                // The same serialized path a 401 takes: a burst of callers refreshes once.
+                return self.recover(Some(&stored.access_token)).await;
+            }
+            Some(stored.access_token)
+        })
+    }
+
     fn recover<'a>(&'a self, rejected: Option<&'a str>) -> BoxFuture<'a, Option<String>> {
         Box::pin(async move {
             let lock = self.oauth.refresh_lock(&self.id);
