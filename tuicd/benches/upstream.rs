@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 use tokio::sync::oneshot;
 
@@ -97,30 +97,15 @@ impl Direct {
     }
 }
 
-/// One HTTP/1.1 exchange on a kept-alive connection; returns the `mcp-session-id` and the body.
+/// One `POST /mcp` on a kept-alive connection; returns the `mcp-session-id` and the body.
 async fn exchange(conn: &mut UnixStream, session: Option<&str>, body: &str) -> (Option<String>, Vec<u8>) {
-    let mut request =
-        String::from("POST /mcp HTTP/1.1\r\nHost: tuic\r\nAccept: application/json, text/event-stream\r\n");
+    let mut headers = vec![("Accept", "application/json, text/event-stream")];
     if let Some(session) = session {
-        request.push_str(&format!("Mcp-Session-Id: {session}\r\n"));
+        headers.push(("Mcp-Session-Id", session));
     }
-    request.push_str(&format!("Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len()));
-    conn.write_all(request.as_bytes()).await.unwrap();
-    let mut data = Vec::new();
-    let mut buf = [0u8; 16 * 1024];
-    loop {
-        if let Some(end) = data.windows(4).position(|w| w == b"\r\n\r\n").map(|at| at + 4) {
-            let head = String::from_utf8_lossy(&data[..end]).to_ascii_lowercase();
-            let field = |name: &str| head.lines().find_map(|l| l.strip_prefix(name)).map(|v| v.trim().to_owned());
-            let length: usize = field("content-length:").map_or(0, |v| v.parse().unwrap());
-            if data.len() >= end + length {
-                return (field("mcp-session-id:"), data[end..end + length].to_vec());
-            }
-        }
-        let n = conn.read(&mut buf).await.unwrap();
-        assert!(n > 0, "tuicd closed the connection");
-        data.extend_from_slice(&buf[..n]);
-    }
+    let (_, head, body) = common::http1::exchange(conn, "POST", "/mcp", &headers, body).await;
+    let session = head.lines().find_map(|l| l.strip_prefix("mcp-session-id:")).map(|v| v.trim().to_owned());
+    (session, body)
 }
 
 struct Figures {

@@ -17,6 +17,18 @@ pub(crate) async fn request(
     headers: &[(&str, &str)],
     body: &str,
 ) -> (u16, Vec<u8>) {
+    let (status, _, body) = exchange(conn, method, path, headers, body).await;
+    (status, body)
+}
+
+/// [`request`], also answering the response head, lowercased (for its headers).
+pub(crate) async fn exchange(
+    conn: &mut UnixStream,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, Vec<u8>) {
     let mut request = format!("{method} {path} HTTP/1.1\r\nHost: tuic\r\n");
     for (name, value) in headers {
         request.push_str(&format!("{name}: {value}\r\n"));
@@ -35,7 +47,7 @@ pub(crate) async fn request(
                     .map_or(0, |v| v.trim().parse().unwrap());
                 if data.len() >= end + length {
                     let status = head[9..12].parse().unwrap();
-                    return (status, data[end..end + length].to_vec());
+                    return (status, head, data[end..end + length].to_vec());
                 }
             }
             let n = conn.read(&mut buf).await.unwrap();
