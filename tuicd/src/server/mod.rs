@@ -62,6 +62,8 @@ pub struct Daemon {
     app: App,
     ipc: IpcListener,
     stopping: watch::Sender<bool>,
+    /// SIGHUP, taken over before the socket is bound; handled once serving.
+    hangup: tokio::signal::unix::Signal,
 }
 
 impl Daemon {
@@ -75,6 +77,7 @@ impl Daemon {
         if let Some(dir) = socket_path.parent().filter(|d| *d != options.config_dir) {
             ownership::claim_private_dir(dir).map_err(anyhow::Error::msg)?;
         }
+        let hangup = reload::listen()?;
         let ipc = IpcListener::bind(&socket_path).await?;
         tracing::info!(listener = "ipc", path = %socket_path.display(), "IPC listener bound (always on)");
         let (stopping, shutdown) = watch::channel(false);
@@ -92,14 +95,14 @@ impl Daemon {
         }
         app.upstreams.set_health_interval(options.upstream_health_interval);
         app.start_services(options.mcp_session_ttl);
-        Ok(Self { app, ipc, stopping })
+        Ok(Self { app, ipc, stopping, hangup })
     }
 
     /// Serves until `shutdown` resolves, then stops accepting, ends long-lived streams, drains
     /// in-flight requests and removes the socket file.
     pub async fn serve(self, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
-        let Self { app, ipc, stopping } = self;
-        reload::spawn(app.clone(), stopping.subscribe())?;
+        let Self { app, ipc, stopping, hangup } = self;
+        reload::spawn(app.clone(), hangup, stopping.subscribe());
         let graceful = GracefulShutdown::new();
         let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
         tokio::pin!(shutdown);

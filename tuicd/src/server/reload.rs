@@ -2,14 +2,19 @@
 //! `PUT /config` and `PUT /mcp/upstreams` apply a change. Sessions, the IPC listener and every
 //! client connection are untouched; a broken file is refused with the reason logged and what runs kept.
 
-use tokio::signal::unix::{SignalKind, signal};
+use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::watch;
 
 use crate::state::App;
 
-/// Listens for SIGHUP until the daemon stops.
-pub(super) fn spawn(app: App, mut stopping: watch::Receiver<bool>) -> anyhow::Result<()> {
-    let mut hangup = signal(SignalKind::hangup())?;
+/// Takes SIGHUP over from its default action (which ends the process). Called before the socket
+/// is bound, so a reload sent as soon as the socket answers never stops the daemon.
+pub(super) fn listen() -> anyhow::Result<Signal> {
+    Ok(signal(SignalKind::hangup())?)
+}
+
+/// Handles the SIGHUPs `hangup` receives until the daemon stops.
+pub(super) fn spawn(app: App, mut hangup: Signal, mut stopping: watch::Receiver<bool>) {
     tokio::spawn(async move {
         loop {
             tokio::select! {
@@ -19,7 +24,6 @@ pub(super) fn spawn(app: App, mut stopping: watch::Receiver<bool>) -> anyhow::Re
             reload(&app).await;
         }
     });
-    Ok(())
 }
 
 async fn reload(app: &App) {

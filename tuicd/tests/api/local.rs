@@ -101,6 +101,23 @@ async fn a_short_socket_dir_made_by_someone_else_is_refused() {
 }
 
 #[tokio::test]
+async fn a_sighup_as_soon_as_the_socket_answers_does_not_stop_the_daemon() {
+    let mut daemon = Daemon::builder().spawn();
+    let socket = daemon.socket.clone();
+    // Signal the moment the socket accepts, before the daemon may have finished starting: a tight
+    // poll, bounded by the deadline.
+    let start = std::time::Instant::now();
+    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
+        assert!(start.elapsed() < DEADLINE, "the socket never accepted");
+        tokio::task::yield_now().await;
+    }
+    let pid = rustix::process::Pid::from_raw(daemon.pid() as i32).expect("a pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::HUP).expect("signal the daemon");
+    daemon.wait_ready().await;
+    assert_eq!(daemon.get("/health").await.0, reqwest::StatusCode::OK);
+}
+
+#[tokio::test]
 async fn sighup_rereads_the_config_and_keeps_every_session() {
     let daemon = Daemon::start().await;
     let id = create_id(&daemon, json!({})).await;
