@@ -23,9 +23,31 @@ pub(crate) fn classify(url: &str) -> Link {
     Link::Editor { path, line }
 }
 
+/// The upstream and the URL of an `mcp-oauth-start` event: the page where a person authorizes
+/// tuicd at an upstream's authorization server. Only an http(s) URL is opened.
+pub(crate) fn authorization(payload: &serde_json::Value) -> Result<(String, String), String> {
+    let name = payload["name"].as_str().unwrap_or("an upstream").to_owned();
+    match payload["authorization_url"].as_str() {
+        Some(url) if url.starts_with("https://") || url.starts_with("http://") => Ok((name, url.to_owned())),
+        Some(url) => Err(format!("not opening the authorization page of {name}: {url} is not an http(s) URL")),
+        None => Err(format!("the authorization of {name} started without a URL")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_authorization_page_opens_only_when_it_is_http() {
+        let event = |url: &str| serde_json::json!({"name": "docs", "authorization_url": url});
+        assert_eq!(
+            authorization(&event("https://as.example/authorize?x=1")),
+            Ok(("docs".into(), "https://as.example/authorize?x=1".into()))
+        );
+        assert!(authorization(&event("file:///etc/passwd")).unwrap_err().contains("not an http(s) URL"));
+        assert!(authorization(&serde_json::json!({"name": "docs"})).unwrap_err().contains("without a URL"));
+    }
 
     #[test]
     fn web_and_file_urls_go_to_the_browser_and_edit_urls_to_the_editor() {

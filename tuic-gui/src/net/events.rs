@@ -84,7 +84,7 @@ async fn read(handle: &Handle, api: &Api, refresh: &Notify, response: reqwest::R
 
 /// Event kinds we act on, as `'static` names (anything else is ignored).
 fn leak_kind(kind: &str) -> &'static str {
-    const KNOWN: [&str; 13] = [
+    const KNOWN: [&str; 14] = [
         "session-created",
         "session-closed",
         "term-alias-assigned",
@@ -98,6 +98,7 @@ fn leak_kind(kind: &str) -> &'static str {
         "ui-confirm-resolved",
         "ui-screenshot-requested",
         "config-changed",
+        "mcp-oauth-start",
     ];
     KNOWN.iter().find(|k| **k == kind).copied().unwrap_or("other")
 }
@@ -121,6 +122,15 @@ async fn dispatch(handle: &Handle, api: &Api, refresh: &Notify, kind: &str, payl
             }
         }
         "ui-tab" => open_tab(handle, api, &payload).await,
+        "mcp-oauth-start" => match crate::links::authorization(&payload) {
+            Ok((name, url)) => match open_in_browser(&url) {
+                Ok(()) => {
+                    toast(handle, &format!("Authorize {name}"), "the authorization page is open in the browser", "info")
+                }
+                Err(why) => toast(handle, &format!("Authorize {name}"), &format!("{why}; open {url}"), "warn"),
+            },
+            Err(why) => toast(handle, "Authorize", &why, "warn"),
+        },
         "ui-confirm-requested" => {
             if let Some(confirm) = confirm_of(&payload) {
                 let mut snap = handle.snapshot.locked();
@@ -185,10 +195,7 @@ async fn open_tab(handle: &Handle, api: &Api, payload: &Value) {
         return;
     };
     let outcome = match crate::links::classify(url) {
-        crate::links::Link::Browser(url) => match std::process::Command::new("xdg-open").arg(&url).spawn() {
-            Ok(_) => Ok(format!("opened {url}")),
-            Err(e) => Err(format!("cannot open {url}: xdg-open: {e}")),
-        },
+        crate::links::Link::Browser(url) => open_in_browser(&url).map(|()| format!("opened {url}")),
         crate::links::Link::Editor { path, line } => {
             let mut body = json!({"path": path, "app": "ide"});
             if let Some(line) = line {
@@ -205,4 +212,13 @@ async fn open_tab(handle: &Handle, api: &Api, payload: &Value) {
         Ok(message) => toast(handle, title, &message, "info"),
         Err(message) => toast(handle, title, &message, "warn"),
     }
+}
+
+/// Opens `url` in the system browser.
+fn open_in_browser(url: &str) -> Result<(), String> {
+    std::process::Command::new("xdg-open")
+        .arg(url)
+        .spawn()
+        .map(drop)
+        .map_err(|e| format!("cannot open {url}: xdg-open: {e}"))
 }
