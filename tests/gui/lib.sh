@@ -1,6 +1,6 @@
 # Shared helpers of the tuic-gui Xvfb tests: a daemon in a temp config dir, an X server, the
 # window started with --print-geometry (its stdout says what it shows), and pixel reads.
-# Sourced by terminal.sh and frames.sh; the caller sets `tuicd`, `gui` and `work`.
+# Sourced by every tests/gui script; the caller sets `tuicd`, `gui` and `work`.
 
 wait_for() { # wait_for "what" seconds command...
   local what=$1 limit=$2; shift 2

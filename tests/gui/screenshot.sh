@@ -9,14 +9,8 @@ work=$(mktemp -d)
 cleanup() { kill "${gui_pid:-}" "${daemon_pid:-}" 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 
-wait_for() { # wait_for "what" seconds command...
-  local what=$1 limit=$2; shift 2
-  local end=$((SECONDS + limit))
-  until "$@" >/dev/null 2>&1; do
-    if [ $SECONDS -ge $end ]; then echo "timed out waiting for: $what" >&2; return 1; fi
-    sleep 0.1
-  done
-}
+# shellcheck source=lib.sh
+. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 
 "$tuicd" --config-dir "$work" 2>"$work/tuicd.log" &
 daemon_pid=$!
