@@ -2,8 +2,7 @@
 //! lock, and load errors that name the file, the line and the key. A broken file is never
 //! overwritten: the daemon refuses to start instead.
 
-use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -121,18 +120,10 @@ fn write_atomically(path: &Path, config: &AppConfig) -> Result<(), ConfigError> 
         .open(dir.join(".config.json.lock"))
         .map_err(io_err)?;
     lock.lock().map_err(io_err)?;
-    let tmp = dir.join(format!(".config.json.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut file: File = OpenOptions::new().create(true).truncate(true).write(true).mode(0o600).open(&tmp)?;
-        let mut text = serde_json::to_vec_pretty(config).map_err(std::io::Error::other)?;
+    let result = serde_json::to_vec_pretty(config).map_err(std::io::Error::other).and_then(|mut text| {
         text.push(b'\n');
-        file.write_all(&text)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
+        crate::private_file::write(path, &text)
+    });
     let _ = lock.unlock();
     result.map_err(io_err)
 }

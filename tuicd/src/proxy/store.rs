@@ -9,8 +9,7 @@
 pub(crate) mod merge;
 pub(crate) mod redact;
 
-use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::fs::OpenOptions;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -173,22 +172,12 @@ fn parse(path: &Path, text: &[u8]) -> Result<UpstreamsFile, StoreError> {
 }
 
 fn write_atomically(path: &Path, file: &UpstreamsFile) -> Result<(), StoreError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(".{UPSTREAMS_FILE}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut out: File = OpenOptions::new().create(true).truncate(true).write(true).mode(0o600).open(&tmp)?;
-        let mut text = serde_json::to_vec_pretty(file).map_err(std::io::Error::other)?;
+    let mut text = serde_json::to_vec_pretty(file).map_err(std::io::Error::other);
+    if let Ok(text) = &mut text {
         text.push(b'\n');
-        out.write_all(&text)?;
-        out.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        // The rename itself is durable once the directory is synced.
-        File::open(dir)?.sync_all()
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
     }
-    result.map_err(|source| StoreError::Io { path: path.to_owned(), source })
+    text.and_then(|text| crate::private_file::write(path, &text))
+        .map_err(|source| StoreError::Io { path: path.to_owned(), source })
 }
 
 #[cfg(test)]

@@ -11,8 +11,7 @@
 //! that URL, so an upstream whose URL is edited never receives the previous server's token.
 
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -183,22 +182,17 @@ impl CredentialStore {
     }
 }
 
-/// Writes `file` to a 0600 temporary beside `path`, syncs it and renames it over `path`.
+/// Writes `file` privately and atomically ([`crate::private_file`]).
 fn write_atomic(path: &Path, file: &File) -> Result<(), StoreError> {
     let fail = |e: std::io::Error| StoreError::Write { path: path.display().to_string(), reason: e.to_string() };
     let bytes = serde_json::to_vec_pretty(file).map_err(|e| fail(std::io::Error::other(e)))?;
-    let tmp = path.with_extension(format!("json.tmp-{}", std::process::id()));
-    let mut out =
-        std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&tmp).map_err(fail)?;
-    // A temporary left by an older umask keeps its mode on truncate: set it again.
-    out.set_permissions(std::fs::Permissions::from_mode(0o600)).map_err(fail)?;
-    out.write_all(&bytes).and_then(|()| out.sync_all()).map_err(fail)?;
-    std::fs::rename(&tmp, path).map_err(fail)
+    crate::private_file::write(path, &bytes).map_err(fail)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     fn tokens(access: &str) -> TokenSet {
         TokenSet { access_token: access.into(), refresh_token: Some("r".into()), expires_at: None, issued_at: None }
