@@ -48,10 +48,22 @@ start_gui() { # start_gui ARGS... ; stdout goes to $work/gui.out
   : >"$work/gui.out"
   "$gui" --print-geometry "$@" >"$work/gui.out" 2>"$work/gui.err" &
   gui_pid=$!
-  wait_for "the tuic window" 60 sh -c 'xdotool search --onlyvisible --name "^tuic$"'
+  if ! wait_for "the tuic window" 60 gui_window_up || ! kill -0 "$gui_pid" 2>/dev/null; then
+    kill -0 "$gui_pid" 2>/dev/null && echo "tuic-gui runs without a visible window" >&2 ||
+      echo "tuic-gui exited before its window showed" >&2
+    tail -n 20 "$work/gui.err" "$work/xvfb.log" >&2
+    kill -0 "$xvfb_pid" 2>/dev/null || echo "Xvfb is gone" >&2
+    exit 1
+  fi
   wid=$(xdotool search --onlyvisible --name '^tuic$' | head -1)
   # No window manager under Xvfb: give the window the keyboard focus ourselves.
   xdotool windowfocus --sync "$wid"
+}
+
+# The window is mapped; a GUI that already exited fails at once instead of after the deadline.
+gui_window_up() {
+  kill -0 "$gui_pid" 2>/dev/null || return 0
+  xdotool search --onlyvisible --name '^tuic$'
 }
 
 gui_said() { grep -q -- "$1" "$work/gui.out"; }

@@ -42,6 +42,7 @@ pub(crate) struct TuicApp {
     /// The connection state and terminal states last printed under `--print-geometry`.
     printed_states: Vec<String>,
     printed_confirm: String,
+    confirm_last_frame: String,
     printed_buttons: String,
 }
 
@@ -62,6 +63,7 @@ impl TuicApp {
             frame_log: FrameLog::from_env(),
             printed_states: Vec::new(),
             printed_confirm: String::new(),
+            confirm_last_frame: String::new(),
             printed_buttons: String::new(),
         }
     }
@@ -241,10 +243,17 @@ impl TuicApp {
                 "confirm id={} yes={:.0},{:.0} no={:.0},{:.0}",
                 confirm.id, shown.yes.x, shown.yes.y, shown.no.x, shown.no.y
             );
-            if self.options.print_geometry && line != self.printed_confirm {
-                println!("{line}");
-                self.printed_confirm = line;
+            // A modal lays itself out over its first frames; only a position two frames agree on
+            // is printed, so a test never clicks where the button is no longer.
+            let settled = line == self.confirm_last_frame;
+            if !settled {
+                ctx.request_repaint();
             }
+            if self.options.print_geometry && settled && line != self.printed_confirm {
+                println!("{line}");
+                self.printed_confirm.clone_from(&line);
+            }
+            self.confirm_last_frame = line;
         }
     }
 }

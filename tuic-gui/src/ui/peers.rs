@@ -20,6 +20,8 @@ pub(crate) struct PeersView {
     pub selected: Option<String>,
     /// Lines last printed under `--print-geometry`.
     printed: Vec<String>,
+    /// Every line the previous frame drew.
+    last_frame: Vec<String>,
 }
 
 impl PeersView {
@@ -44,10 +46,17 @@ impl PeersView {
         });
         self.journal_open = journal_open;
         if print_geometry {
-            for line in lines.iter().filter(|l| !self.printed.contains(l)) {
+            // A window lays itself out over its first frames: a line is printed once two frames in
+            // a row agree on it, so a test never clicks where a row is no longer.
+            let stable: Vec<String> = lines.iter().filter(|l| self.last_frame.contains(l)).cloned().collect();
+            for line in stable.iter().filter(|l| !self.printed.contains(l)) {
                 println!("{line}");
             }
-            self.printed = lines;
+            if stable.len() < lines.len() {
+                ctx.request_repaint();
+            }
+            self.printed = stable;
+            self.last_frame = lines;
         }
         open_session
     }
