@@ -39,7 +39,9 @@ session_text() { api GET "/sessions/$1/output?format=text&limit=200" | json_fiel
 
 start_x() { # start_x DISPLAY_NUMBER
   export DISPLAY=":$1"
-  Xvfb "$DISPLAY" -screen 0 1100x700x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
+  # -noreset: by default the server resets when its last client leaves, and a window started in
+  # that moment fails to connect ("Failed to open connection to X server").
+  Xvfb "$DISPLAY" -screen 0 1100x700x24 -nolisten tcp -noreset >"$work/xvfb.log" 2>&1 &
   xvfb_pid=$!
   wait_for "Xvfb" 20 xdpyinfo
 }

@@ -22,7 +22,7 @@ curl -sf --unix-socket "$work/mcp.sock" -H 'content-type: application/json' \
   -d '{"data":"echo hello from tuicd\r"}' "http://tuic/sessions/$id/write" >/dev/null
 
 export DISPLAY=:97
-Xvfb :97 -screen 0 1024x640x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
+Xvfb :97 -screen 0 1024x640x24 -nolisten tcp -noreset >"$work/xvfb.log" 2>&1 &
 xvfb_pid=$!
 trap 'kill $xvfb_pid 2>/dev/null || true; cleanup' EXIT
 wait_for "Xvfb" 20 xdpyinfo
