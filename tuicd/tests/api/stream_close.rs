@@ -7,9 +7,12 @@ use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::Frame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::{CloseCode, Data, OpCode};
 
-use crate::harness::{DEADLINE, Daemon};
+use crate::harness::{DEADLINE, Daemon, wait_until};
 use crate::session_util::{create_id, wait_text, write};
 use crate::stream::connect;
+
+/// Working through a flood's backlog can take the screen model longer than [`DEADLINE`].
+const FLOOD_DRAIN_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Reads past the frames the server sent before its Close, and returns that Close; fails when the
 /// connection ends without one (what a client reports as 1006).
@@ -66,7 +69,9 @@ async fn a_close_during_a_flood_gets_a_close_after_whole_frames() {
     for query in ["", "?binary=1"] {
         let id = create_id(&daemon, json!({})).await;
         let mut socket = connect(&daemon, &format!("/sessions/{id}/stream{query}")).await;
-        write(&daemon, &id, "stty -echo; seq 1 3000000\n").await;
+        // 6.9 MB: well beyond the 20 frames (at most 128 KiB each) read before the Close, and a
+        // bounded backlog for the screen model to work through after the Ctrl-C.
+        write(&daemon, &id, "stty -echo; seq 1 1000000\n").await;
         // Output is flowing: the close lands in the middle of the flood.
         let mut frames = 0;
         while frames < 20 {
@@ -82,6 +87,12 @@ async fn a_close_during_a_flood_gets_a_close_after_whole_frames() {
         assert!(tokio::time::timeout(DEADLINE, socket.next()).await.unwrap().is_none(), "nothing after the Close");
         write(&daemon, &id, "\x03").await;
         write(&daemon, &id, "echo after-$((40+3))\n").await;
-        wait_text(&daemon, &id, "after-43").await;
+        // The screen shows the echo only once its parser (a debug build here) has worked through
+        // the megabytes read before the Ctrl-C: seconds on a loaded machine.
+        wait_until("'after-43' in the output", FLOOD_DRAIN_DEADLINE, || async {
+            let (_, out) = daemon.get(&format!("/sessions/{id}/output?format=text")).await;
+            out["data"].as_str().is_some_and(|t| t.contains("after-43")).then_some(())
+        })
+        .await;
     }
 }
