@@ -3,13 +3,13 @@
 // Usage: node tests/mobile/mobile.mjs <tuicd binary> <screenshot dir>
 // Prints one line per check and "N passed, M failed"; exits non-zero on any failure.
 import { spawn, execFileSync } from "node:child_process";
-import readline from "node:readline";
 import fs from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { chromium } from "playwright-core";
+import { startUpstreams, upstreamChecks } from "./upstreams.mjs";
 
 const [tuicd, shots] = process.argv.slice(2);
 if (!tuicd || !shots) throw new Error("usage: mobile.mjs <tuicd binary> <screenshot dir>");
@@ -34,17 +34,8 @@ fs.writeFileSync(path.join(dir, "config.json"), JSON.stringify({ services: {
   // The agent-side tools whose writes ask a person first: the confirms the phone answers.
   ai_terminal_mcp_enabled: true }));
 
-// Protected MCP upstreams behind an OAuth authorization server (tests/mobile/oauth_upstream.py):
-// `plain` (the AS on its own origin), `offsite` (the AS on another host), `evil` (a javascript:
-// authorization endpoint). Each turns needs_auth when the daemon starts.
-const oauth = spawn("python3", [path.join(path.dirname(new URL(import.meta.url).pathname), "oauth_upstream.py")],
-  { stdio: ["pipe", "pipe", "inherit"] });
-const ports = JSON.parse((await readline.createInterface({ input: oauth.stdout })[Symbol.asyncIterator]().next()).value);
-const asBase = `http://127.0.0.1:${ports.port}`;
-const offsiteOrigin = `http://127.0.0.2:${ports.port2}`;
-fs.writeFileSync(path.join(dir, "mcp-upstreams.json"), JSON.stringify({ servers: ["plain", "offsite", "evil"].map((name) => ({
-  id: `mobile-${name}`, name, transport: { type: "http", url: `${asBase}/mcp/${name}` },
-  auth: { type: "oauth2", client_id: "tuic-mobile-test", scopes: [] } })) }));
+// Protected MCP upstreams behind an OAuth authorization server, each needs_auth at start.
+const upstreams = await startUpstreams(dir);
 
 let daemon = null;
 let results = [];
@@ -54,7 +45,7 @@ try {
 } finally {
   await browser.close();
   await stopDaemon();
-  oauth.stdin.end();
+  upstreams.stop();
   fs.rmSync(dir, { recursive: true, force: true });
 }
 const failed = results.filter((r) => !r.ok).length;
@@ -185,103 +176,8 @@ async function run() {
     }
   });
 
-  const upstream = (name, status) => page.locator(`#upstreams [data-upstream="${name}"]${status ? `[data-status="${status}"]` : ""}`);
-  const waitStatus = (name, status) => upstream(name, status).waitFor({ timeout: DEADLINE_MS });
-
-  await check("an upstream that needs authorization is listed; Authorize gives the sign-in link, following it makes it ready", async () => {
-    await page.goto(`${base}/mobile`);
-    await waitStatus("plain", "needs_auth");
-    await page.screenshot({ path: path.join(shots, "mobile-upstreams.png") });
-    await upstream("plain").getByRole("button", { name: "Authorize" }).tap();
-    const link = upstream("plain", "authenticating").locator("a.signin");
-    await link.waitFor({ timeout: DEADLINE_MS });
-    const href = await link.getAttribute("href");
-    if (!href.startsWith(`${asBase}/as/plain/authorize?`)) throw new Error(`link ${href}`);
-    if ((await link.getAttribute("target")) !== "_blank" || !(await link.getAttribute("rel")).includes("noopener")) {
-      throw new Error("the link does not open apart from the page");
-    }
-    if (!(await link.textContent()).includes(asBase)) throw new Error("the link does not name the authorization server");
-    await upstream("plain").getByText("Awaiting authorization…").waitFor({ timeout: DEADLINE_MS });
-    await page.screenshot({ path: path.join(shots, "mobile-authorize.png") });
-    // The scripted browser step: the AS approves at once and redirects to the daemon's callback.
-    const callback = await fetch(href);
-    if (!callback.ok) throw new Error(`the callback answered ${callback.status}: ${await callback.text()}`);
-    await waitStatus("plain", "ready");
-    const call = await mcp("tools/call", { name: "plain__hello", arguments: {} });
-    if (call.result?.content?.[0]?.text !== "hello from plain") throw new Error(`the call got ${JSON.stringify(call)}`);
-  });
-
-  await check("an off-domain authorization server is named before the person goes on; Cancel returns it to needs_auth", async () => {
-    await upstream("offsite").getByRole("button", { name: "Authorize" }).tap();
-    await upstream("offsite").getByText(`another domain than this server: ${offsiteOrigin}`).waitFor({ timeout: DEADLINE_MS });
-    if (!(await upstream("offsite").locator("a.signin").textContent()).includes(offsiteOrigin)) throw new Error("origin not named");
-    await page.screenshot({ path: path.join(shots, "mobile-authorize-offsite.png") });
-    await upstream("offsite").getByRole("button", { name: "Cancel" }).tap();
-    await waitStatus("offsite", "needs_auth");
-    if (await upstream("offsite").locator("a").count()) throw new Error("the link outlived the cancel");
-    await until("offsite needs_auth in the API", async () => (await upstreamStatus("offsite")) === "needs_auth");
-  });
-
-  await check("a flow started elsewhere (mcp-oauth-start) shows the link; the address it ended on, pasted, finishes it", async () => {
-    const started = await api("POST", "/mcp/upstreams/offsite/authorize");
-    const link = upstream("offsite", "authenticating").locator("a.signin");
-    await link.waitFor({ timeout: DEADLINE_MS });
-    if (new URL(await link.getAttribute("href")).href !== new URL(started.authorization_url).href) throw new Error("another link");
-    await upstream("offsite").getByText(`another domain than this server: ${offsiteOrigin}`).waitFor({ timeout: DEADLINE_MS });
-    // A phone cannot load the daemon's loopback callback: its browser stops at that address.
-    const redirect = await fetch(started.authorization_url, { redirect: "manual" });
-    const ended = redirect.headers.get("location");
-    if (!ended || !ended.startsWith("http://127.0.0.1:")) throw new Error(`the AS answered ${redirect.status} ${ended}`);
-    await upstream("offsite").locator("input").fill(ended);
-    await upstream("offsite").getByRole("button", { name: "Finish" }).tap();
-    await waitStatus("offsite", "ready");
-  });
-
-  await check("the daemon's consent (kind oauth_consent) names the authorization server's origin; Confirm gives the link", async () => {
-    // A refused token: the next call finds the upstream needs a new authorization, and asks.
-    await fetch(`${asBase}/control/revoke`, { method: "POST" });
-    await mcp("tools/call", { name: "plain__hello", arguments: {} });
-    await page.locator("#confirm").getByText(`sign in at ${asBase}`).waitFor({ timeout: DEADLINE_MS });
-    await page.screenshot({ path: path.join(shots, "mobile-oauth-consent.png") });
-    await page.locator("#confirm-yes").tap();
-    const link = upstream("plain", "authenticating").locator("a.signin");
-    await link.waitFor({ timeout: DEADLINE_MS });
-    if (!(await fetch(await link.getAttribute("href"))).ok) throw new Error("the callback refused the redirect");
-    await waitStatus("plain", "ready");
-  });
-
-  await check("a non-http sign-in address is refused with a message, from the button and from the event", async () => {
-    const refused = "Not opened: the sign-in address is not http(s): javascript:";
-    await upstream("evil").getByRole("button", { name: "Authorize" }).tap();
-    await upstream("evil", "authenticating").getByText(refused).waitFor({ timeout: DEADLINE_MS });
-    if (await page.locator("#upstreams a").count()) throw new Error("a link was offered");
-    await upstream("evil").getByRole("button", { name: "Cancel" }).tap();
-    await waitStatus("evil", "needs_auth");
-    await api("POST", "/mcp/upstreams/evil/authorize");
-    await upstream("evil", "authenticating").getByText(refused).waitFor({ timeout: DEADLINE_MS });
-    if (await page.locator("#upstreams a").count()) throw new Error("a link was offered");
-    await api("POST", "/mcp/upstreams/evil/authorize/cancel");
-    await waitStatus("evil", "needs_auth");
-  });
-
-  await check("a hostile upstream name and error from the server are shown as text", async () => {
-    // The daemon refuses such names today; the page must not count on it. No service worker here,
-    // so the test can stand in for the status answer.
-    const hostile = `<img src=x onerror="window.pwned=1">`;
-    const other = await browser.newContext({ ...PHONE, serviceWorkers: "block", httpCredentials: { username: USER, password: PASSWORD } });
-    try {
-      const shown = await other.newPage();
-      await shown.route("**/mcp/upstream-status", (route) => route.fulfill({ json: { upstreams: [{ name: hostile,
-        status: "needs_auth", tool_count: 0, tools: [], last_error: "<b id=injected>boom</b>" }] } }));
-      await shown.goto(`${base}/mobile`);
-      await shown.locator("#upstreams").getByText(hostile).waitFor({ timeout: DEADLINE_MS });
-      await shown.locator("#upstreams").getByText("<b id=injected>boom</b>").waitFor({ timeout: DEADLINE_MS });
-      if (await shown.locator("#upstreams img, #injected").count()) throw new Error("markup from the server was parsed");
-      if (await shown.evaluate(() => window.pwned)) throw new Error("the hostile handler ran");
-    } finally {
-      await other.close();
-    }
-  });
+  await upstreamChecks({ page, browser, check, api, mcp, until, context: { ...PHONE, httpCredentials: { username: USER, password: PASSWORD } },
+    base, shots, DEADLINE_MS, ...upstreams });
 
   await check("a wrong password gets the browser's 401, and no session is shown", async () => {
     const wrong = await browser.newContext({ ...PHONE, httpCredentials: { username: USER, password: "wrong" } });
@@ -384,10 +280,6 @@ function mcp(method, params) {
     request.on("error", reject);
     request.end(body);
   });
-}
-
-async function upstreamStatus(name) {
-  return (await api("GET", "/mcp/upstream-status")).upstreams.find((u) => u.name === name)?.status;
 }
 
 async function create(body) {

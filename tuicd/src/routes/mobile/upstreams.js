@@ -23,7 +23,10 @@ async function loadUpstreams() {
   upstreams.loading = true;
   const asked = ++upstreams.loads;
   try {
-    for (const u of (await api("GET", "/mcp/upstream-status")).upstreams) {
+    const all = (await api("GET", "/mcp/upstream-status")).upstreams;
+    // An upstream removed from the configuration leaves the page.
+    for (const name of upstreams.shown.keys()) if (!all.some((u) => u.name === name)) upstreams.shown.delete(name);
+    for (const u of all) {
       if (upstreams.dismissed.get(u.name) === u.status) continue;
       upstreams.dismissed.delete(u.name);
       if (!ASKING.includes(u.status) && !upstreams.shown.has(u.name)) continue;
