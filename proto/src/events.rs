@@ -36,7 +36,8 @@ pub const MCP_TOAST: &str = "mcp-toast";
 pub const UI_TAB: &str = "ui-tab";
 /// `{id}`: a GUI client that declared `?ui=screenshot` answers with `POST /ui/screenshot/:id`.
 pub const UI_SCREENSHOT_REQUESTED: &str = "ui-screenshot-requested";
-/// `{name, authorization_url}`: an OAuth authorization of upstream `name` started; a UI client
+/// `{name, authorization_url, as_origin, cross_domain_as}` (as the authorize route answers): an
+/// OAuth authorization of upstream `name` started; a UI client
 /// opens the URL in a browser (the person's click, or their approval of the consent, started it).
 pub const MCP_OAUTH_START: &str = "mcp-oauth-start";
 /// An upstream MCP server's status changed: `{name, status}` (status as `GET /mcp/upstream-status` spells it).

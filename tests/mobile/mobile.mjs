@@ -9,6 +9,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { chromium } from "playwright-core";
+import { startUpstreams, upstreamChecks } from "./upstreams.mjs";
 
 const [tuicd, shots] = process.argv.slice(2);
 if (!tuicd || !shots) throw new Error("usage: mobile.mjs <tuicd binary> <screenshot dir>");
@@ -33,6 +34,9 @@ fs.writeFileSync(path.join(dir, "config.json"), JSON.stringify({ services: {
   // The agent-side tools whose writes ask a person first: the confirms the phone answers.
   ai_terminal_mcp_enabled: true }));
 
+// Protected MCP upstreams behind an OAuth authorization server, each needs_auth at start.
+const upstreams = await startUpstreams(dir);
+
 let daemon = null;
 let results = [];
 const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", headless: true, args: FLAGS });
@@ -41,6 +45,7 @@ try {
 } finally {
   await browser.close();
   await stopDaemon();
+  upstreams.stop();
   fs.rmSync(dir, { recursive: true, force: true });
 }
 const failed = results.filter((r) => !r.ok).length;
@@ -51,6 +56,10 @@ process.exit(failed ? 1 : 0);
 
 async function run() {
   await startDaemon();
+  // Each upstream's consent is asked (and refused: no page is open yet) before the page opens, so
+  // no consent dialog lands in the middle of the session checks.
+  await until("the three upstreams' consents to be settled", async () =>
+    (fs.readFileSync(path.join(dir, "tuicd.log"), "utf8").match(/authorization not started/g) || []).length >= 3);
   const shell = await create({ display_name: "phone-shell", shell: "/bin/sh",
     args: ["-c", "echo ready; while read l; do echo \"got:$l\"; done; echo bye"] });
   const context = await browser.newContext({ ...PHONE, httpCredentials: { username: USER, password: PASSWORD } });
@@ -166,6 +175,9 @@ async function run() {
       fs.rmSync(profile, { recursive: true, force: true });
     }
   });
+
+  await upstreamChecks({ page, browser, check, api, mcp, until, context: { ...PHONE, httpCredentials: { username: USER, password: PASSWORD } },
+    base, shots, DEADLINE_MS, ...upstreams });
 
   await check("a wrong password gets the browser's 401, and no session is shown", async () => {
     const wrong = await browser.newContext({ ...PHONE, httpCredentials: { username: USER, password: "wrong" } });

@@ -24,6 +24,7 @@ async fn the_phone_page_and_its_shell_are_served_from_the_daemon() {
     for (file, expected) in [
         ("text.js", "text/javascript"),
         ("confirm.js", "text/javascript"),
+        ("upstreams.js", "text/javascript"),
         ("app.js", "text/javascript"),
         ("style.css", "text/css"),
         ("manifest.webmanifest", "application/manifest+json"),

@@ -61,7 +61,10 @@ async fn authorizing_registers_a_client_and_stores_the_token_outside_config_answ
     assert_eq!(started["as_origin"], json!(server.issuer));
     assert_eq!(started["cross_domain_as"], json!(false));
     let seen = read_events(events, |e| !e.is_empty()).await;
-    assert_eq!(seen[0].2, json!({"name": "docs", "authorization_url": url}));
+    assert_eq!(
+        seen[0].2,
+        json!({"name": "docs", "authorization_url": url, "as_origin": server.issuer, "cross_domain_as": false})
+    );
 
     let (status, page) = browse(&url).await;
     assert_eq!(status, StatusCode::OK, "{page}");

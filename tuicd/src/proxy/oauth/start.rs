@@ -142,7 +142,8 @@ impl OAuth {
             cross_domain_as = started.cross_domain_as, "authorization started");
         self.events.publish(
             proto::events::MCP_OAUTH_START,
-            &json!({"name": server.name, "authorization_url": started.authorization_url}),
+            &json!({"name": server.name, "authorization_url": started.authorization_url,
+                "as_origin": started.as_origin, "cross_domain_as": started.cross_domain_as}),
         );
         Ok(started)
     }

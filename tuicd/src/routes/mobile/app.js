@@ -7,7 +7,8 @@ const POLL_MS = 3000;
 const RETRY_MS = 2000;
 const NOTICE_MS = 5000;
 // Every event the page acts on; `ui=confirm` makes this page an answerer for ui confirms.
-const EVENTS = "/events?ui=confirm&types=session-created,session-closed,ui-confirm-requested,ui-confirm-resolved";
+const EVENTS = "/events?ui=confirm&types=session-created,session-closed,ui-confirm-requested,ui-confirm-resolved" +
+  ",upstream-status-changed,mcp-oauth-start";
 const QUICK = [["Yes", "y\r"], ["No", "n\r"], ["Enter", "\r"], ["Ctrl-C", "\x03"]];
 
 const $ = (id) => document.getElementById(id);
@@ -333,6 +334,7 @@ function listen() {
   events.onopen = () => {
     connected();
     loadConfirms();
+    loadUpstreams();
     poll();
   };
   events.addEventListener("session-created", poll);
@@ -343,6 +345,11 @@ function listen() {
   });
   events.addEventListener("ui-confirm-requested", (e) => addConfirm(JSON.parse(e.data)));
   events.addEventListener("ui-confirm-resolved", (e) => dropConfirm(JSON.parse(e.data).id));
+  events.addEventListener("upstream-status-changed", loadUpstreams);
+  events.addEventListener("mcp-oauth-start", (e) => {
+    const started = JSON.parse(e.data);
+    oauthStarted(started.name, started);
+  });
   // EventSource retries a dropped connection itself; one refused outright (401) is closed for good.
   events.onerror = () => {
     if (events.readyState === EventSource.CLOSED) setTimeout(listen, RETRY_MS * 2);
