@@ -39,6 +39,10 @@ pub(crate) struct AsOptions {
     pub withheld: Option<&'static str>,
     /// An MCP method answered a plain 403 (no challenge) for every token.
     pub forbidden: Option<&'static str>,
+    /// `initialize` is answered without a token (the 401 challenge comes at the next method).
+    pub open_initialize: bool,
+    /// The resource metadata's `scopes_supported`.
+    pub scopes_supported: &'static [&'static str],
 }
 
 impl Default for AsOptions {
@@ -53,6 +57,8 @@ impl Default for AsOptions {
             scope_for: Vec::new(),
             withheld: None,
             forbidden: None,
+            open_initialize: false,
+            scopes_supported: &["mcp:tools"],
         }
     }
 }
@@ -210,7 +216,8 @@ async fn handle(shared: &Shared, req: Request<hyper::body::Incoming>) -> Respons
     match (method.as_str(), path.as_str()) {
         ("GET", "/.well-known/oauth-protected-resource/mcp") => json_response(
             StatusCode::OK,
-            &json!({"resource": shared.mcp_url, "authorization_servers": [shared.issuer], "scopes_supported": ["mcp:tools"]}),
+            &json!({"resource": shared.mcp_url, "authorization_servers": [shared.issuer],
+                "scopes_supported": shared.options.scopes_supported}),
         ),
         ("GET", "/.well-known/oauth-authorization-server") => {
             let mut metadata = json!({
@@ -347,7 +354,10 @@ fn token(shared: &Shared, headers: &hyper::HeaderMap, body: &[u8]) -> Response<F
 
 fn mcp(shared: &Shared, method: &hyper::Method, headers: &hyper::HeaderMap, body: &[u8]) -> Response<Full<Bytes>> {
     let bearer = headers.get("authorization").and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
-    let valid = {
+    let request: Value = serde_json::from_slice(body).unwrap_or_default();
+    let rpc_method = request["method"].as_str().unwrap_or("");
+    let open = shared.options.open_initialize && rpc_method == "initialize";
+    let valid = open || {
         let mut s = shared.state.lock().unwrap();
         let ok = !s.reject_all && bearer.and_then(|b| s.access.get(b)).is_some_and(|exp| *exp > Instant::now());
         if ok {
@@ -368,8 +378,6 @@ fn mcp(shared: &Shared, method: &hyper::Method, headers: &hyper::HeaderMap, body
             .body(Full::new(Bytes::new()))
             .unwrap();
     }
-    let request: Value = serde_json::from_slice(body).unwrap_or_default();
-    let rpc_method = request["method"].as_str().unwrap_or("");
     if shared.options.forbidden == Some(rpc_method) {
         return json_response(StatusCode::FORBIDDEN, &json!({"error": "forbidden"}));
     }

@@ -1,7 +1,8 @@
 //! Scope step-up for OAuth upstreams: a 403 `insufficient_scope` moves the upstream to
 //! `needs_auth` and the next authorization asks for the granted scope plus the one the challenge
 //! names; a scope the server keeps refusing ends in `failed` after at most three authorizations;
-//! a plain 403 starts no authorization at all.
+//! a plain 403 starts no authorization at all. An upstream whose `initialize` is open is asked
+//! for its tools to learn the scope its 401 challenge names.
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -100,4 +101,13 @@ async fn a_plain_403_starts_no_authorization() {
     assert!(answer["result"]["content"][0]["text"].as_str().unwrap().contains("403"), "{answer}");
     assert_eq!(wait_status(&daemon, "ready").await["status"], "ready");
     assert_eq!(server.authorizations(), 1);
+}
+
+#[tokio::test]
+async fn an_upstream_whose_initialize_is_open_is_probed_at_tools_list_for_its_scope() {
+    let options =
+        AsOptions { open_initialize: true, scopes_supported: &["mcp:tools", "mcp:other"], ..Default::default() };
+    let server = TestAs::start(options).await;
+    let daemon = daemon_for(&server).await;
+    assert_eq!(authorize_once(&daemon, &server).await, "mcp:tools", "the challenge's scope, not every supported one");
 }
