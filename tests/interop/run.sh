@@ -88,16 +88,17 @@ for scenario in initialize tools_call sse-retry; do
 done
 
 # Conformance client mode, auth: tuicd's upstream OAuth client (upstream_client.py starts its own
-# tuicd per scenario and plays the person who authorizes). Not applicable, so not run: basic-cimd
-# (client ID metadata documents; tuicd registers dynamically, which the scenario accepts with a
-# warning), scope-step-up and scope-retry-limit (re-authorizing on 403 insufficient_scope is not
-# implemented: an authorization needs a person, so the upstream goes to needs_auth instead),
+# tuicd per scenario and plays the person who authorizes). In scope-step-up and scope-retry-limit
+# a call answered 403 insufficient_scope moves the upstream to needs_auth (the next authorization
+# asks for more scope) or, when that cannot help, to failed; the wrapper plays the person who
+# authorizes again, at most 3 times in all. Not applicable, so not run: basic-cimd (client ID
+# metadata documents; tuicd registers dynamically, which the scenario accepts with a warning),
 # client-credentials-jwt and client-credentials-basic (machine-to-machine grants; an upstream
 # entry has no client-credentials mode).
 for scenario in metadata-default metadata-var1 metadata-var2 metadata-var3 scope-from-www-authenticate \
   scope-from-scopes-supported scope-omitted-when-undefined token-endpoint-auth-basic token-endpoint-auth-post \
   token-endpoint-auth-none resource-mismatch pre-registration 2025-03-26-oauth-metadata-backcompat \
-  2025-03-26-oauth-endpoint-fallback; do
+  2025-03-26-oauth-endpoint-fallback scope-step-up scope-retry-limit; do
   check "conformance-client-auth-$scenario" env TUICD_BIN="$TUICD_BIN" node "$CONFORMANCE" client \
     --command "python3 $here/upstream_client.py" --scenario "auth/$scenario" -o "$out/conformance-client"
 done

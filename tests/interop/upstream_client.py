@@ -29,7 +29,13 @@ CALLS = {
     "initialize": None,
     "tools_call": ("add_numbers", {"a": 5, "b": 3}, "8"),
     "sse-retry": ("test_reconnection", {}, "Reconnection test completed successfully"),
+    "auth/scope-step-up": ("test-tool", {}, "test"),
+    "auth/scope-retry-limit": ("test-tool", {}, "test"),
 }
+# A call answered -32001 (the upstream needs authorization, e.g. for more scope after a 403
+# insufficient_scope) is authorized again and retried; at most this many authorizations in all.
+AUTHORIZATIONS = 3
+NEEDS_AUTH = -32001
 
 
 class UnixConnection(http.client.HTTPConnection):
@@ -131,6 +137,16 @@ def oauth_auth(context):
     return auth
 
 
+def wait_ready(tuicd):
+    """The upstream's status once ready; a `failed` upstream ends the run with its reason."""
+    def ready():
+        s = tuicd.upstream_status()
+        if s and s["status"] == "failed":
+            fail(f"the upstream failed: {s.get('last_error')}", tuicd)
+        return s if s and s["status"] == "ready" else None
+    return tuicd.wait("the upstream to be ready", ready)
+
+
 def authorize(tuicd):
     """The scripted person: asks tuicd to authorize the upstream, then plays the browser: follows
     the authorization URL (the scenario's server approves at once) to the redirect and loads it on
@@ -196,11 +212,12 @@ def main():
         fail(f"scenario {scenario!r} is not one this wrapper drives")
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     tuicd = Tuicd(binary, url, oauth_auth(context) if auth_scenario else None)
+    authorizations = 0
     try:
         if auth_scenario:
             authorize(tuicd)
-        status = tuicd.wait("the upstream to be ready",
-                            lambda: (lambda s: s if s and s["status"] == "ready" else None)(tuicd.upstream_status()))
+            authorizations += 1
+        status = wait_ready(tuicd)
         print(f"upstream ready: {status['tool_count']} tools {status['tools']}")
         init = tuicd.rpc("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
                                         "clientInfo": {"name": "upstream-client", "version": "1"}})
@@ -212,7 +229,16 @@ def main():
             tool, arguments, expected = call
             if tool not in status["tools"]:
                 fail(f"{tool} is not among the upstream's tools {status['tools']}", tuicd)
-            answer = tuicd.rpc("tools/call", {"name": f"{UPSTREAM}__{tool}", "arguments": arguments})
+            params = {"name": f"{UPSTREAM}__{tool}", "arguments": arguments}
+            answer = tuicd.rpc("tools/call", params)
+            while answer.get("error", {}).get("code") == NEEDS_AUTH:
+                if authorizations == AUTHORIZATIONS:
+                    fail(f"{tool}: still needs authorization after {authorizations}: {answer}", tuicd)
+                print(f"{tool}: {answer['error']['message']}; authorizing again")
+                authorize(tuicd)
+                authorizations += 1
+                wait_ready(tuicd)
+                answer = tuicd.rpc("tools/call", params)
             result = answer.get("result") or {}
             text = " ".join(c.get("text", "") for c in result.get("content", []))
             if result.get("isError") or expected not in text:

@@ -447,3 +447,8 @@ pub const OAUTH_CALLBACK_CLOSE: Duration = Duration::from_secs(2);
 /// OAuth: how many ended flows are remembered (to name the reason on a late redirect); the
 /// oldest is forgotten first. Pending flows are at most one per upstream (`UPSTREAM_MAX`).
 pub const OAUTH_ENDED_MAX: usize = 256;
+/// Upstream OAuth: scope step-ups (a 403 `insufficient_scope` answered by asking for more scope)
+/// in a row without a successful call between; the last of them fails the upstream instead of
+/// asking again (the MCP authorization spec's retry limit, so a server that keeps refusing never
+/// loops a person through authorizations).
+pub const UPSTREAM_STEP_UPS_IN_A_ROW: u32 = 3;

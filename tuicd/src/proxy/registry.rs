@@ -11,6 +11,7 @@
 mod actor;
 mod call;
 mod routes;
+mod step_up;
 mod view;
 
 use std::collections::{BTreeMap, HashMap};
@@ -31,6 +32,7 @@ use crate::events::EventBus;
 use crate::lock::Recover;
 
 pub(crate) use call::CallError;
+pub(crate) use step_up::union as scope_union;
 
 /// Where an upstream's bearer credential comes from: [`static_bearer`] for `auth: bearer`, the
 /// OAuth module's source for `auth: oauth2`. The registry never names the OAuth module.
@@ -170,6 +172,7 @@ struct EntryState {
     metrics: Metrics,
     last_error: Option<String>,
     breaker: Breaker,
+    step_up: step_up::StepUp,
 }
 
 impl Entry {
@@ -280,6 +283,12 @@ impl Upstreams {
         if let Some(entry) = self.by_name(name) {
             entry.set_status(&self.hub, status);
         }
+    }
+
+    /// The scope the upstream's next authorization asks for beyond the usual choice, after a 403
+    /// `insufficient_scope` (see [`step_up`]).
+    pub(crate) fn step_up_scope(&self, name: &str) -> Option<String> {
+        self.by_name(name)?.state.locked().step_up.scope.clone().filter(|s| !s.is_empty())
     }
 
     /// Drops the upstream's connection (if any) and connects again now, with a fresh breaker.

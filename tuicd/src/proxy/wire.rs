@@ -40,6 +40,11 @@ pub(crate) enum UpstreamError {
     /// The HTTP upstream answered 401 and no credential we hold is accepted: it needs OAuth.
     #[error("the upstream needs authorization (401: {www_authenticate})")]
     NeedsOAuth { www_authenticate: String },
+    /// The HTTP upstream answered 403 with `error="insufficient_scope"`: the credential is valid
+    /// but not for this request. `scope` is what the challenge says the request needs.
+    #[error("the upstream refused the request for lack of scope (403 insufficient_scope{})",
+        scope.as_ref().map(|s| format!(", it needs {s:?}")).unwrap_or_default())]
+    InsufficientScope { scope: Option<String>, resource_metadata: Option<String> },
     /// A credential was presented and refused again after recovery.
     #[error("the upstream refused the credential: {0}")]
     AuthFailed(String),
@@ -76,6 +81,11 @@ pub(crate) trait BearerSource: Send + Sync + Debug {
     /// serialized per upstream; a stored credential that differs from `rejected` is returned as
     /// it is, without refreshing.
     fn recover<'a>(&'a self, rejected: Option<&'a str>) -> BoxFuture<'a, Option<String>>;
+    /// The scope the current credential was granted (or, when the grant did not say, asked
+    /// for), space-separated; `None` when unknown.
+    fn granted_scope(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A fixed bearer token from the configuration.

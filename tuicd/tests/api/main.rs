@@ -65,4 +65,5 @@ mod upstream_http;
 mod upstream_oauth;
 mod upstream_oauth_live;
 mod upstream_proxy;
+mod upstream_step_up;
 mod upstream_util;

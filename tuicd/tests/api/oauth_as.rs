@@ -3,6 +3,8 @@
 //! registration, an authorize endpoint that approves at once (the scripted browser step) and a
 //! token endpoint checking PKCE S256, with short-lived tokens and a switch that rejects every
 //! bearer. The AS and the MCP server listen on two loopback addresses of the test's choosing.
+//! Scopes: a token holds the scope its authorization asked for (less any the AS withholds), and
+//! an MCP method may need more, answered 403 `insufficient_scope` naming it.
 
 #![allow(dead_code)]
 
@@ -30,6 +32,17 @@ pub(crate) struct AsOptions {
     pub auth_methods: Vec<&'static str>,
     /// A pre-registered confidential client.
     pub client: Option<(&'static str, &'static str)>,
+    /// MCP methods and the scope (space-separated) each needs; a token without it is answered
+    /// 403 with an `insufficient_scope` challenge naming it.
+    pub scope_for: Vec<(&'static str, &'static str)>,
+    /// A scope the AS never grants, whatever the authorization asks.
+    pub withheld: Option<&'static str>,
+    /// An MCP method answered a plain 403 (no challenge) for every token.
+    pub forbidden: Option<&'static str>,
+    /// `initialize` is answered without a token (the 401 challenge comes at the next method).
+    pub open_initialize: bool,
+    /// The resource metadata's `scopes_supported`.
+    pub scopes_supported: &'static [&'static str],
 }
 
 impl Default for AsOptions {
@@ -41,6 +54,11 @@ impl Default for AsOptions {
             token_lifetime: Some(Duration::from_secs(3600)),
             auth_methods: vec!["none", "client_secret_post", "client_secret_basic"],
             client: None,
+            scope_for: Vec::new(),
+            withheld: None,
+            forbidden: None,
+            open_initialize: false,
+            scopes_supported: &["mcp:tools"],
         }
     }
 }
@@ -53,6 +71,8 @@ pub(crate) struct Counts {
     pub authorized_mcp_requests: usize,
     /// MCP requests answered 401.
     pub refused_mcp_requests: usize,
+    /// Requests to the authorize endpoint.
+    pub authorizations: usize,
 }
 
 #[derive(Default)]
@@ -67,6 +87,8 @@ struct State {
     counts: Counts,
     issued: Vec<String>,
     last_authorize: HashMap<String, String>,
+    /// The scope granted with each code, access token and refresh token.
+    granted: HashMap<String, String>,
 }
 
 pub(crate) struct TestAs {
@@ -118,6 +140,11 @@ impl TestAs {
     /// Every access and refresh token issued so far.
     pub(crate) fn issued(&self) -> Vec<String> {
         self.state.lock().unwrap().issued.clone()
+    }
+
+    /// How many requests reached the authorize endpoint.
+    pub(crate) fn authorizations(&self) -> usize {
+        self.state.lock().unwrap().counts.authorizations
     }
 
     /// The query of the last authorize request.
@@ -189,7 +216,8 @@ async fn handle(shared: &Shared, req: Request<hyper::body::Incoming>) -> Respons
     match (method.as_str(), path.as_str()) {
         ("GET", "/.well-known/oauth-protected-resource/mcp") => json_response(
             StatusCode::OK,
-            &json!({"resource": shared.mcp_url, "authorization_servers": [shared.issuer], "scopes_supported": ["mcp:tools"]}),
+            &json!({"resource": shared.mcp_url, "authorization_servers": [shared.issuer],
+                "scopes_supported": shared.options.scopes_supported}),
         ),
         ("GET", "/.well-known/oauth-authorization-server") => {
             let mut metadata = json!({
@@ -225,6 +253,7 @@ async fn handle(shared: &Shared, req: Request<hyper::body::Incoming>) -> Respons
 fn authorize(shared: &Shared, query: HashMap<String, String>) -> Response<Full<Bytes>> {
     let mut s = shared.state.lock().unwrap();
     s.last_authorize = query.clone();
+    s.counts.authorizations += 1;
     let get = |k: &str| query.get(k).cloned().unwrap_or_default();
     let redirect = get("redirect_uri");
     let bad = |why: &str| {
@@ -245,6 +274,10 @@ fn authorize(shared: &Shared, query: HashMap<String, String>) -> Response<Full<B
     }
     let code = random();
     s.codes.insert(code.clone(), (get("client_id"), redirect.clone(), get("code_challenge"), get("resource")));
+    let withheld = shared.options.withheld.unwrap_or_default();
+    let asked = get("scope");
+    let granted: Vec<&str> = asked.split_whitespace().filter(|s| *s != withheld).collect();
+    s.granted.insert(code.clone(), granted.join(" "));
     let location = format!("{redirect}?code={code}&state={}", get("state"));
     Response::builder().status(StatusCode::FOUND).header("location", location).body(Full::new(Bytes::new())).unwrap()
 }
@@ -273,6 +306,7 @@ fn token(shared: &Shared, headers: &hyper::HeaderMap, body: &[u8]) -> Response<F
     if form.get("resource") != Some(&shared.mcp_url) {
         return error("invalid_target");
     }
+    let granted = form.get("code").or(form.get("refresh_token")).and_then(|k| s.granted.get(k)).cloned();
     match form.get("grant_type").map(String::as_str) {
         Some("authorization_code") => {
             let Some((id, redirect, challenge, _)) = form.get("code").and_then(|c| s.codes.remove(c)) else {
@@ -305,7 +339,13 @@ fn token(shared: &Shared, headers: &hyper::HeaderMap, body: &[u8]) -> Response<F
     s.refresh.insert(refresh.clone(), client_id);
     s.issued.push(access.clone());
     s.issued.push(refresh.clone());
+    let granted = granted.unwrap_or_default();
+    s.granted.insert(access.clone(), granted.clone());
+    s.granted.insert(refresh.clone(), granted.clone());
     let mut answer = json!({"access_token": access, "token_type": "Bearer", "refresh_token": refresh});
+    if !granted.is_empty() {
+        answer["scope"] = json!(granted);
+    }
     if let Some(l) = shared.options.token_lifetime {
         answer["expires_in"] = json!(l.as_secs());
     }
@@ -314,7 +354,10 @@ fn token(shared: &Shared, headers: &hyper::HeaderMap, body: &[u8]) -> Response<F
 
 fn mcp(shared: &Shared, method: &hyper::Method, headers: &hyper::HeaderMap, body: &[u8]) -> Response<Full<Bytes>> {
     let bearer = headers.get("authorization").and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
-    let valid = {
+    let request: Value = serde_json::from_slice(body).unwrap_or_default();
+    let rpc_method = request["method"].as_str().unwrap_or("");
+    let open = shared.options.open_initialize && rpc_method == "initialize";
+    let valid = open || {
         let mut s = shared.state.lock().unwrap();
         let ok = !s.reject_all && bearer.and_then(|b| s.access.get(b)).is_some_and(|exp| *exp > Instant::now());
         if ok {
@@ -335,12 +378,28 @@ fn mcp(shared: &Shared, method: &hyper::Method, headers: &hyper::HeaderMap, body
             .body(Full::new(Bytes::new()))
             .unwrap();
     }
+    if shared.options.forbidden == Some(rpc_method) {
+        return json_response(StatusCode::FORBIDDEN, &json!({"error": "forbidden"}));
+    }
+    let held = bearer.and_then(|b| shared.state.lock().unwrap().granted.get(b).cloned()).unwrap_or_default();
+    if let Some((_, needs)) = shared.options.scope_for.iter().find(|(m, _)| *m == rpc_method)
+        && !needs.split_whitespace().all(|n| held.split_whitespace().any(|h| h == n))
+    {
+        let origin = shared.mcp_url.trim_end_matches("/mcp");
+        let challenge = format!(
+            "Bearer error=\"insufficient_scope\", scope=\"{needs}\", resource_metadata=\"{origin}/.well-known/oauth-protected-resource/mcp\""
+        );
+        return Response::builder()
+            .status(StatusCode::FORBIDDEN)
+            .header("www-authenticate", challenge)
+            .body(Full::new(Bytes::from_static(b"{\"error\":\"insufficient_scope\"}")))
+            .unwrap();
+    }
     match method.as_str() {
         "POST" => {}
         "DELETE" => return json_response(StatusCode::OK, &json!({})),
         _ => return Response::builder().status(StatusCode::METHOD_NOT_ALLOWED).body(Full::new(Bytes::new())).unwrap(),
     }
-    let request: Value = serde_json::from_slice(body).unwrap_or_default();
     let Some(id) = request.get("id").cloned() else {
         return Response::builder().status(StatusCode::ACCEPTED).body(Full::new(Bytes::new())).unwrap();
     };

@@ -145,7 +145,9 @@ fn failure(error: CallError) -> Result<Reply, RpcError> {
     let message = error.to_string();
     match error {
         CallError::UnknownUpstream { .. } | CallError::UnknownTool { .. } => Err(RpcError::invalid_params(message)),
-        CallError::NeedsAuth { .. } | CallError::Upstream { error: UpstreamError::NeedsOAuth { .. }, .. } => {
+        CallError::NeedsAuth { .. }
+        | CallError::NeedsScope { .. }
+        | CallError::Upstream { error: UpstreamError::NeedsOAuth { .. }, .. } => {
             Err(RpcError::new(NEEDS_AUTH, message))
         }
         // The upstream's own JSON-RPC error, passed on as it worded it.

@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 use super::sse::SseParser;
 use super::{Session, Shared};
 use crate::limits::{UPSTREAM_BACKOFF_START, UPSTREAM_MAX_RETRIES, UPSTREAM_MESSAGE_MAX_BYTES};
+use crate::proxy::oauth::discovery;
 use crate::proxy::wire::UpstreamError;
 
 /// How much of a refusal's body an error quotes.
@@ -233,8 +234,23 @@ async fn handle(
     None
 }
 
-/// A non-success status as an error: a JSON-RPC error in the body is passed on as such.
+/// A 403 whose `Bearer` challenge says `error="insufficient_scope"` (RFC 6750 §3.1): the typed
+/// error that lets the registry ask for a step-up authorization. Any other 403 is not one.
+fn insufficient_scope(response: &Response) -> Option<UpstreamError> {
+    if response.status() != StatusCode::FORBIDDEN {
+        return None;
+    }
+    let header = response.headers().get(WWW_AUTHENTICATE)?.to_str().ok()?;
+    let challenge = discovery::insufficient_scope(header)?;
+    Some(UpstreamError::InsufficientScope { scope: challenge.scope, resource_metadata: challenge.resource_metadata })
+}
+
+/// A non-success status as an error: a 403 for lack of scope is typed, a JSON-RPC error in the
+/// body is passed on as such.
 async fn refused(mut response: Response) -> UpstreamError {
+    if let Some(error) = insufficient_scope(&response) {
+        return error;
+    }
     let status = response.status();
     let mut body = Vec::new();
     while body.len() < REFUSAL_BODY_MAX {

@@ -180,6 +180,34 @@ async fn a_401_is_recovered_once_then_named_by_its_challenge() {
 }
 
 #[tokio::test]
+async fn a_403_insufficient_scope_is_typed_with_its_challenge_and_any_other_403_is_not() {
+    let server = TestServer::start(|seen| {
+        if let Some(reply) = basics(seen, "s1") {
+            return reply;
+        }
+        match seen.rpc() {
+            "tools/call" => status(
+                StatusCode::FORBIDDEN,
+                &[(
+                    "www-authenticate",
+                    r#"Bearer error="insufficient_scope", scope="a b", resource_metadata="http://h/prm""#,
+                )],
+            ),
+            _ => status(StatusCode::FORBIDDEN, &[("www-authenticate", r#"Bearer error="invalid_token""#)]),
+        }
+    })
+    .await;
+    let (ctx, _n) = ctx(None);
+    let (client, _) = HttpClient::connect(&server_entry(&server.url), ctx).await.unwrap();
+    let call = client.request("tools/call", json!({}), opts()).await;
+    let expected =
+        UpstreamError::InsufficientScope { scope: Some("a b".into()), resource_metadata: Some("http://h/prm".into()) };
+    assert_eq!(call, Err(expected));
+    let other = client.request("tools/list", json!({}), opts()).await;
+    assert!(matches!(&other, Err(UpstreamError::Io(e)) if e.contains("403")), "{other:?}");
+}
+
+#[tokio::test]
 async fn a_response_stream_that_breaks_is_resumed_with_last_event_id_after_retry() {
     let server = TestServer::start(|seen| {
         if seen.method == Method::GET && seen.header("last-event-id") == Some("p1") {

@@ -41,6 +41,10 @@ impl BearerSource for OAuthBearer {
         self.oauth.store.tokens(&self.id, &self.url).map(|t| t.access_token)
     }
 
+    fn granted_scope(&self) -> Option<String> {
+        self.oauth.store.tokens(&self.id, &self.url).and_then(|t| t.scope)
+    }
+
     fn fresh(&self) -> BoxFuture<'_, Option<String>> {
         Box::pin(async move {
             let stored = self.oauth.store.tokens(&self.id, &self.url)?;
@@ -92,7 +96,8 @@ impl OAuthBearer {
             ("resource", grant.resource.clone()),
         ];
         let answer = self.oauth.http.token(&grant.token_endpoint, &grant.client, form).await?;
-        let tokens = TokenSet::from_response(answer, unix_now(), Some(refresh_token));
+        let mut tokens = TokenSet::from_response(answer, unix_now(), Some(refresh_token));
+        tokens.scope = tokens.scope.or(stored.scope);
         self.oauth.store.set_tokens(&self.id, &self.url, tokens.clone())?;
         tracing::info!(source = "oauth", upstream = %self.name, "access token refreshed");
         Ok(tokens)

@@ -48,6 +48,12 @@ pub(crate) fn parse_challenge(header: &str) -> Option<Challenge> {
     found
 }
 
+/// The `Bearer` challenge of a 403 that refuses a valid credential for lack of scope (RFC 6750
+/// §3.1 `error="insufficient_scope"`); `None` for any other challenge.
+pub(crate) fn insufficient_scope(header: &str) -> Option<Challenge> {
+    parse_challenge(header).filter(|c| c.error.as_deref().is_some_and(|e| e.eq_ignore_ascii_case("insufficient_scope")))
+}
+
 /// One `key=value` or `key="quoted \" value"` at the start of `s`, and what follows it.
 fn auth_param(s: &str) -> Option<(String, String, &str)> {
     let eq = s.find('=')?;

@@ -39,23 +39,38 @@ impl Http {
     }
 
     /// An unauthenticated `initialize` POST: a 401's `Bearer` challenge, if the upstream sent one.
+    /// An upstream whose `initialize` is open challenges at its first method instead, so then its
+    /// `tools/list` is asked in the session `initialize` opened.
     pub(crate) async fn probe(&self, server: &Url) -> Option<Challenge> {
         let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
             "clientInfo": {"name": "tuicd", "version": env!("CARGO_PKG_VERSION")}}});
-        let response = self
+        let response = self.probe_post(server, &body, None).await?;
+        if response.status().is_success() {
+            let session = response.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
+            drop(response);
+            let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}});
+            return challenge_of(&self.probe_post(server, &list, session.as_deref()).await?);
+        }
+        challenge_of(&response)
+    }
+
+    async fn probe_post(
+        &self,
+        server: &Url,
+        body: &serde_json::Value,
+        session: Option<&str>,
+    ) -> Option<reqwest::Response> {
+        let mut request = self
             .client
             .post(server.clone())
             .header("accept", "application/json, text/event-stream")
-            .json(&body)
-            .send()
-            .await
-            .ok()?;
-        if response.status() != reqwest::StatusCode::UNAUTHORIZED {
-            return None;
+            .header("mcp-protocol-version", "2025-06-18")
+            .json(body);
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
         }
-        let header = response.headers().get("www-authenticate")?.to_str().ok()?;
-        discovery::parse_challenge(header)
+        request.send().await.ok()
     }
 
     /// RFC 9728 then RFC 8414 discovery for the upstream at `server`. Without protected resource
@@ -290,4 +305,12 @@ fn error_text(bytes: &[u8]) -> String {
         };
     }
     String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned()
+}
+
+/// A 401's `Bearer` challenge.
+fn challenge_of(response: &reqwest::Response) -> Option<Challenge> {
+    if response.status() != reqwest::StatusCode::UNAUTHORIZED {
+        return None;
+    }
+    discovery::parse_challenge(response.headers().get("www-authenticate")?.to_str().ok()?)
 }

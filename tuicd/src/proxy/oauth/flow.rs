@@ -25,6 +25,8 @@ pub(crate) struct PendingFlow {
     pub started: Instant,
     /// The upstream's status before the flow, restored by a cancel.
     pub previous_status: Option<String>,
+    /// The `scope` the authorization request asked for, if any.
+    pub scope: Option<String>,
 }
 
 /// Why a flow is no longer pending, as the late-redirect page says it.
@@ -140,6 +142,7 @@ mod tests {
             resource: "http://a/mcp".into(),
             started,
             previous_status: None,
+            scope: None,
         }
     }
 

@@ -29,6 +29,10 @@ impl UpstreamLink for Upstreams {
     fn reconnect(&self, name: &str) {
         Upstreams::reconnect(self, name);
     }
+
+    fn step_up_scope(&self, name: &str) -> Option<String> {
+        Upstreams::step_up_scope(self, name)
+    }
 }
 
 /// Follows `upstream-status-changed` on the event bus: an upstream that turns `needs_auth` gets

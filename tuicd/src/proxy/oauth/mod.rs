@@ -41,6 +41,8 @@ pub(crate) trait UpstreamLink: Send + Sync {
     fn set_status(&self, name: &str, status: &str);
     /// Connects again, with the credential just stored.
     fn reconnect(&self, name: &str);
+    /// The scope a 403 `insufficient_scope` asked the next authorization to add.
+    fn step_up_scope(&self, name: &str) -> Option<String>;
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -190,6 +192,10 @@ impl OAuth {
         if let Some(link) = self.link.get() {
             link.reconnect(name);
         }
+    }
+
+    fn step_up_scope(&self, name: &str) -> Option<String> {
+        self.link.get().and_then(|l| l.step_up_scope(name))
     }
 
     fn refresh_lock(&self, id: &str) -> Arc<tokio::sync::Mutex<()>> {

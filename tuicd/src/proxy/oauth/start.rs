@@ -92,6 +92,11 @@ impl OAuth {
             discovered.as_ref().and_then(|d| d.challenge.as_ref()),
             discovered.as_ref().and_then(|d| d.resource.as_ref()),
         );
+        // After a 403 insufficient_scope the registry knows what more the upstream needs.
+        let scope = match self.step_up_scope(&server.name) {
+            Some(more) => Some(crate::proxy::registry::scope_union(scope.as_deref(), Some(&more))),
+            None => scope,
+        };
         let named = discovered.as_ref().and_then(|d| d.resource.as_ref()).and_then(|r| r.resource.as_deref());
         let resource = discovery::resource_parameter(&entry.url, named).map_err(OAuthError::Discovery)?;
         let listener =
@@ -134,6 +139,7 @@ impl OAuth {
             resource,
             started: now,
             previous_status: self.status(&server.name),
+            scope,
         };
         self.flows.locked().insert(state.clone(), flow);
         self.set_status(&server.name, "authenticating");
@@ -262,7 +268,8 @@ impl OAuth {
             ("resource", flow.resource.clone()),
         ];
         let answer = self.http.token(&flow.token_endpoint, &flow.client, form).await?;
-        let tokens = TokenSet::from_response(answer, unix_now(), None);
+        let mut tokens = TokenSet::from_response(answer, unix_now(), None);
+        tokens.scope = tokens.scope.or_else(|| flow.scope.clone());
         let grant = Grant {
             token_endpoint: flow.token_endpoint.clone(),
             client: flow.client.clone(),

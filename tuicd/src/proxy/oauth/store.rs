@@ -195,7 +195,13 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     fn tokens(access: &str) -> TokenSet {
-        TokenSet { access_token: access.into(), refresh_token: Some("r".into()), expires_at: None, issued_at: None }
+        TokenSet {
+            access_token: access.into(),
+            refresh_token: Some("r".into()),
+            expires_at: None,
+            issued_at: None,
+            scope: None,
+        }
     }
 
     #[test]

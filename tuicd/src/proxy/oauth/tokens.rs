@@ -20,6 +20,10 @@ pub(crate) struct TokenSet {
     /// its lifetime as margin instead of counting as expired from the start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub issued_at: Option<u64>,
+    /// The scope granted (space-separated): the token endpoint's `scope`, else what the
+    /// authorization asked for. A scope step-up reads it to know what re-authorizing can add.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
 }
 
 impl std::fmt::Debug for TokenSet {
@@ -49,6 +53,7 @@ impl TokenSet {
             refresh_token: response.refresh_token.or(previous_refresh),
             expires_at: response.expires_in.map(|secs| now.saturating_add(secs)),
             issued_at: Some(now),
+            scope: response.scope.filter(|s| !s.trim().is_empty()),
         }
     }
 }
@@ -63,6 +68,9 @@ pub(crate) struct TokenResponse {
     pub refresh_token: Option<String>,
     #[serde(default)]
     pub expires_in: Option<u64>,
+    /// The scope granted, when it differs from the one asked (RFC 6749 §5.1).
+    #[serde(default)]
+    pub scope: Option<String>,
 }
 
 impl TokenResponse {
@@ -141,7 +149,13 @@ mod tests {
     use super::*;
 
     fn set(access: &str, refresh: Option<&str>, expires_at: Option<u64>) -> TokenSet {
-        TokenSet { access_token: access.into(), refresh_token: refresh.map(Into::into), expires_at, issued_at: None }
+        TokenSet {
+            access_token: access.into(),
+            refresh_token: refresh.map(Into::into),
+            expires_at,
+            issued_at: None,
+            scope: None,
+        }
     }
 
     #[test]
@@ -163,6 +177,7 @@ mod tests {
             token_type: Some("bearer".into()),
             refresh_token: None,
             expires_in: Some(30),
+            scope: None,
         };
         let s = TokenSet::from_response(response.check().unwrap(), 100, Some("r1".into()));
         assert_eq!(s, TokenSet { issued_at: Some(100), ..set("new", Some("r1"), Some(130)) });
@@ -175,6 +190,7 @@ mod tests {
             token_type: Some("DPoP".into()),
             refresh_token: None,
             expires_in: None,
+            scope: None,
         };
         assert!(response.check().unwrap_err().contains("DPoP"));
     }

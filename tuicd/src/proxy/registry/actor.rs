@@ -20,6 +20,8 @@ pub(super) enum Command {
     Reconnect,
     Tick,
     Stop,
+    /// Drop the connection and wait to be asked again (the upstream waits for a person).
+    Park,
 }
 
 /// The most pages of `tools/list` followed for one upstream.
@@ -40,6 +42,7 @@ pub(super) fn start(server: UpstreamServer, hub: Arc<Hub>) -> Arc<Entry> {
             metrics: Metrics::default(),
             last_error: None,
             breaker: Breaker::default(),
+            step_up: Default::default(),
         }),
         commands,
         callers: Default::default(),
@@ -72,8 +75,16 @@ async fn run(entry: Arc<Entry>, hub: Arc<Hub>, mut commands: mpsc::Receiver<Comm
                 }
                 Some(Command::Reconnect) => {
                     disconnect(&entry, &hub, conn.take()).await;
-                    entry.state.locked().breaker = Breaker::default();
+                    {
+                        let mut state = entry.state.locked();
+                        state.breaker = Breaker::default();
+                        state.step_up.refused = false;
+                    }
                     next_attempt = entry.server.enabled.then(Instant::now);
+                }
+                Some(Command::Park) => {
+                    disconnect(&entry, &hub, conn.take()).await;
+                    next_attempt = None;
                 }
                 Some(Command::Tick) => match &conn {
                     Some((client, _)) => {
@@ -84,7 +95,8 @@ async fn run(entry: Arc<Entry>, hub: Arc<Hub>, mut commands: mpsc::Receiver<Comm
                     }
                     None => {
                         let status = entry.status();
-                        if matches!(status, Status::Connecting | Status::CircuitOpen | Status::Failed) {
+                        let refused = entry.state.locked().step_up.refused;
+                        if matches!(status, Status::Connecting | Status::CircuitOpen | Status::Failed) && !refused {
                             next_attempt = Some(earliest(&entry, last_spawn));
                         }
                     }
@@ -164,6 +176,17 @@ async fn attempt(
             hub.bump_tools();
             Ok((client, rx))
         }
+        Err(UpstreamError::InsufficientScope { scope, .. }) => {
+            client.close().await;
+            entry.step_up(hub, scope.as_deref());
+            Err(None)
+        }
+        Err(UpstreamError::NeedsOAuth { www_authenticate }) => {
+            client.close().await;
+            entry.record_error(&format!("the upstream asks for authorization ({www_authenticate})"));
+            entry.set_status(hub, Status::NeedsAuth);
+            Err(None)
+        }
         Err(e) => {
             client.close().await;
             Err(after_failure(entry, hub, &format!("tools/list failed: {e}"), *last_spawn, Status::Connecting))
@@ -229,6 +252,10 @@ async fn health_check(entry: &Arc<Entry>, hub: &Arc<Hub>, client: &Arc<Client>) 
                 hub.bump_tools();
             }
             None
+        }
+        Err(UpstreamError::InsufficientScope { scope, .. }) => {
+            entry.step_up(hub, scope.as_deref());
+            Some(None)
         }
         Err(e) => {
             let error = format!("health check tools/list failed: {e}");

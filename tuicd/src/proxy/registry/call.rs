@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::step_up::Decision;
 use super::{Deliver, Entry, Status, Upstreams};
 use crate::limits::UPSTREAM_NOTIFY_QUEUE;
 use crate::lock::Recover;
@@ -23,6 +24,10 @@ pub(crate) enum CallError {
         "upstream '{name}' needs authorization ({status}): authorize it with `tuicd upstream authorize {name}` or POST /mcp/upstreams/{name}/authorize"
     )]
     NeedsAuth { name: String, status: &'static str },
+    #[error(
+        "upstream '{name}' needs authorization for scope \"{scope}\" (it answered 403 insufficient_scope): authorize it with `tuicd upstream authorize {name}` or POST /mcp/upstreams/{name}/authorize"
+    )]
+    NeedsScope { name: String, scope: String },
     #[error("upstream '{name}' is {status} and cannot take calls{}", last_error.as_ref().map(|e| format!(" (last error: {e})")).unwrap_or_default())]
     Unavailable { name: String, status: &'static str, last_error: Option<String> },
     #[error("upstream '{name}': {error}")]
@@ -85,17 +90,40 @@ impl Upstreams {
         let opts = RequestOpts { timeout: Duration::from_secs(entry.server.timeout_secs.max(1)), related };
         let started = Instant::now();
         let result = client.request("tools/call", params, opts).await;
-        if let Err(UpstreamError::NeedsOAuth { .. }) = &result {
-            // The credential was refused even after its one recovery: the upstream waits for an
-            // authorization (and the OAuth consent watcher asks for one).
-            entry.set_status(&self.hub, Status::NeedsAuth);
-        }
+        let stepped = match &result {
+            Err(UpstreamError::NeedsOAuth { .. }) => {
+                // The credential was refused even after its one recovery: the upstream waits for
+                // an authorization (and the OAuth consent watcher asks for one).
+                entry.set_status(&self.hub, Status::NeedsAuth);
+                None
+            }
+            Err(UpstreamError::InsufficientScope { scope, .. }) => {
+                let decision = entry.step_up(&self.hub, scope.as_deref());
+                // The connection's credential cannot serve: drop it until a person authorizes.
+                let _ = entry.commands.try_send(super::actor::Command::Park);
+                Some(decision)
+            }
+            Ok(_) => {
+                entry.served();
+                None
+            }
+            Err(_) => None,
+        };
         let mut state = entry.state.locked();
         state.metrics.call_count += 1;
         state.metrics.last_latency_ms = Some(started.elapsed().as_millis() as u64);
-        match result {
-            Ok(value) => Ok(value),
-            Err(error) => {
+        match (result, stepped) {
+            (Ok(value), _) => Ok(value),
+            (Err(_), Some(decision)) => {
+                state.metrics.error_count += 1;
+                Err(match decision {
+                    Decision::Authorize(scope) => CallError::NeedsScope { name, scope },
+                    Decision::Refuse(reason) => {
+                        CallError::Unavailable { name, status: Status::Failed.as_str(), last_error: Some(reason) }
+                    }
+                })
+            }
+            (Err(error), None) => {
                 state.metrics.error_count += 1;
                 state.last_error = Some(error.to_string());
                 Err(CallError::Upstream { name, error })

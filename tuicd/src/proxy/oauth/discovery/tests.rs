@@ -34,6 +34,27 @@ fn other_schemes_are_skipped_and_unquoted_or_escaped_values_read() {
 }
 
 #[test]
+fn an_insufficient_scope_challenge_is_told_from_every_other_one() {
+    // The conformance suite's two spellings: `error` last, and `error` first with a description.
+    let c = insufficient_scope(
+        r#"Bearer scope="mcp:basic mcp:write", resource_metadata="http://h/.well-known/oauth-protected-resource/mcp", error="insufficient_scope""#,
+    )
+    .unwrap();
+    assert_eq!(c.scope.as_deref(), Some("mcp:basic mcp:write"));
+    assert_eq!(c.resource_metadata.as_deref(), Some("http://h/.well-known/oauth-protected-resource/mcp"));
+    let c = insufficient_scope(
+        r#"Bearer error="insufficient_scope", scope="mcp:admin", error_description="Scope upgrade will never succeed""#,
+    )
+    .unwrap();
+    assert_eq!(c.scope.as_deref(), Some("mcp:admin"));
+    assert_eq!(insufficient_scope(r#"Bearer error=INSUFFICIENT_SCOPE"#).map(|c| c.scope), Some(None));
+    assert_eq!(insufficient_scope(r#"Bearer error="invalid_token", scope="a""#), None);
+    assert_eq!(insufficient_scope(r#"Bearer scope="a""#), None);
+    assert_eq!(insufficient_scope(r#"Basic error="insufficient_scope""#), None);
+    assert_eq!(insufficient_scope(""), None);
+}
+
+#[test]
 fn resource_metadata_is_looked_up_path_aware_then_at_the_root() {
     assert_eq!(
         strings(resource_metadata_urls(&url("https://h.example/api/mcp?x=1"))),
