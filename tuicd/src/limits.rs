@@ -447,3 +447,9 @@ pub const OAUTH_CALLBACK_CLOSE: Duration = Duration::from_secs(2);
 /// OAuth: how many ended flows are remembered (to name the reason on a late redirect); the
 /// oldest is forgotten first. Pending flows are at most one per upstream (`UPSTREAM_MAX`).
 pub const OAUTH_ENDED_MAX: usize = 256;
+/// The OS keyring's probe at the first use of the credential store (connect, store, read back,
+/// delete a probe item): a local Secret Service answers in milliseconds, and a bus that does not
+/// answer within this costs the daemon this once, then the 0600 file is used.
+pub const KEYRING_PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+/// Any later keyring call (load, store, delete): past it the call fails and says so.
+pub const KEYRING_CALL_TIMEOUT: Duration = Duration::from_secs(5);
