@@ -240,3 +240,27 @@ async fn without_a_session_bus_the_0600_file_serves_at_once_and_the_log_says_why
     assert!(server.issued().contains(&token.to_owned()));
     assert_eq!(daemon.log().matches("credential store:").count(), 1, "the choice is logged once");
 }
+
+#[tokio::test]
+async fn keyring_mode_without_a_keyring_refuses_to_store_rather_than_write_the_file() {
+    let server = TestAs::start(AsOptions::default()).await;
+    let dir = config_dir(vec![oauth_upstream("u1", "docs", &server.mcp_url, json!({}))], None);
+    let missing = dir.path().join("no-such-bus");
+    let daemon = Daemon::builder()
+        .dir(dir)
+        .env("TUIC_CREDENTIALS_STORE", "keyring")
+        .env("DBUS_SESSION_BUS_ADDRESS", format!("unix:path={}", missing.display()))
+        .start()
+        .await;
+    wait_status(&daemon, "docs", "needs_auth").await;
+    assert!(
+        daemon.log().contains("TUIC_CREDENTIALS_STORE=keyring and the OS keyring does not work"),
+        "{}",
+        daemon.log()
+    );
+    // The flow registers a client first: its secret has nowhere to go, so the flow is refused.
+    let (status, body) = authorize(&daemon, "docs").await;
+    assert_ne!(status, StatusCode::OK, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("the OS keyring cannot store credentials"), "{body}");
+    assert!(!daemon.dir.path().join("credentials.json").exists(), "nothing is written to the file");
+}

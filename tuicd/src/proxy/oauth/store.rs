@@ -104,6 +104,8 @@ enum Backend {
 pub(crate) struct CredentialStore {
     path: PathBuf,
     mode: Mode,
+    /// Why `mode` is the file store when `TUIC_CREDENTIALS_STORE` holds no valid mode.
+    invalid_mode: Option<String>,
     /// What `credentials.json` holds; `Err` when it exists but cannot be parsed (never overwritten).
     /// A std lock held for a lookup or one small file write, never across an await.
     file: Mutex<Result<File, String>>,
@@ -125,7 +127,8 @@ impl CredentialStore {
     /// Loads `<config_dir>/credentials.json` (a missing file is an empty store); the keyring is
     /// probed when the store opens ([`Self::open`]), as `TUIC_CREDENTIALS_STORE` asks.
     pub(crate) fn new(config_dir: &Path) -> Self {
-        Self::with_mode(config_dir, Mode::from_env())
+        let (mode, invalid_mode) = Mode::from_env();
+        Self { invalid_mode, ..Self::with_mode(config_dir, mode) }
     }
 
     pub(crate) fn with_mode(config_dir: &Path, mode: Mode) -> Self {
@@ -142,6 +145,7 @@ impl CredentialStore {
         Self {
             path,
             mode,
+            invalid_mode: None,
             file: Mutex::new(file),
             known: Mutex::new(known),
             backend: tokio::sync::OnceCell::new(),
@@ -304,7 +308,12 @@ impl CredentialStore {
     async fn choose(&self) -> Backend {
         let path = self.path.display().to_string();
         if self.mode == Mode::File {
-            tracing::info!(source = "oauth", %path, "credential store: the 0600 file, as TUIC_CREDENTIALS_STORE=file asks");
+            match &self.invalid_mode {
+                Some(e) => tracing::error!(source = "oauth", %path, error = %e, "credential store: the 0600 file"),
+                None => {
+                    tracing::info!(source = "oauth", %path, "credential store: the 0600 file, as TUIC_CREDENTIALS_STORE=file asks")
+                }
+            }
             return Backend::File;
         }
         let opened = match Keyring::probe().await {

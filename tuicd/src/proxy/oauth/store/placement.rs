@@ -30,15 +30,12 @@ impl Mode {
         }
     }
 
-    /// The mode of this process's environment. An unknown value falls back to the file store,
-    /// the one that contacts nothing, and says so.
-    pub(crate) fn from_env() -> Self {
+    /// The mode of this process's environment; an unknown value is the file store (the one that
+    /// contacts nothing) and the error that says so.
+    pub(crate) fn from_env() -> (Self, Option<String>) {
         match Self::parse(std::env::var(MODE_VAR).ok().as_deref()) {
-            Ok(mode) => mode,
-            Err(e) => {
-                tracing::error!(source = "oauth", error = %e, "the credential store falls back to credentials.json");
-                Self::File
-            }
+            Ok(mode) => (mode, None),
+            Err(e) => (Self::File, Some(e)),
         }
     }
 }
