@@ -3,9 +3,9 @@
 //! `<config_dir>/credentials.json` (mode 0600, replaced atomically). Never in
 //! `mcp-upstreams.json`, never in an answer or a log line.
 //!
-//! Opening the store (at daemon start, else the first use) probes the keyring once, bounded by a timeout ([`placement::Mode`] and
-//! `TUIC_CREDENTIALS_STORE` choose), logs which store serves and why, and moves what the file
-//! holds into a working keyring. Headless hosts often have no session bus: there the file in the
+//! Opening the store (at daemon start, else the first use) probes the keyring once, bounded by a
+//! timeout (`TUIC_CREDENTIALS_STORE`, [`placement::Mode`], chooses), logs which store serves and
+//! why, and moves what the file holds into a working keyring. Headless hosts often have no session bus: there the file in the
 //! private (0700) config dir serves. Reads answer from memory; writes go to the store first and
 //! change memory only once stored.
 //!
