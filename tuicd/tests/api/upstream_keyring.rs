@@ -264,3 +264,39 @@ async fn keyring_mode_without_a_keyring_refuses_to_store_rather_than_write_the_f
     assert!(body["error"].as_str().unwrap().contains("the OS keyring cannot store credentials"), "{body}");
     assert!(!daemon.dir.path().join("credentials.json").exists(), "nothing is written to the file");
 }
+
+#[tokio::test]
+async fn a_keyring_that_refuses_a_write_leaves_the_credentials_in_the_0600_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let keyring = SecretService::start().await;
+    let server = TestAs::start(AsOptions::default()).await;
+    let dir = config_dir(vec![oauth_upstream("u1", "docs", &server.mcp_url, json!({}))], None);
+    let daemon = Daemon::builder()
+        .dir(dir)
+        .env("TUIC_CREDENTIALS_STORE", "auto")
+        .env("DBUS_SESSION_BUS_ADDRESS", keyring.address.clone())
+        .start()
+        .await;
+    wait_status(&daemon, "docs", "needs_auth").await;
+    assert!(daemon.log().contains("credential store: the OS keyring"), "{}", daemon.log());
+    // A person locks the keyring while the daemon runs; unlocking would need a prompt.
+    let locked = keyring
+        .command("dbus-send")
+        .args(["--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets"])
+        .args(["org.freedesktop.Secret.Service.Lock", "array:objpath:/org/freedesktop/secrets/collection/login"])
+        .output()
+        .await
+        .unwrap();
+    assert!(locked.status.success(), "{}", String::from_utf8_lossy(&locked.stderr));
+
+    let (status, started) = authorize(&daemon, "docs").await;
+    assert_eq!(status, StatusCode::OK, "{started}");
+    assert_eq!(browse(started["authorization_url"].as_str().unwrap()).await.0, StatusCode::OK);
+    wait_status(&daemon, "docs", "ready").await;
+    assert!(daemon.log().contains("the OS keyring refused the credentials"), "{}", daemon.log());
+    let path = daemon.dir.path().join("credentials.json");
+    assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+    let stored: Value = serde_json::from_str(&file_text(&daemon)).unwrap();
+    let token = stored["upstreams"]["u1"]["tokens"]["access_token"].as_str().unwrap();
+    assert!(server.issued().contains(&token.to_owned()));
+}
