@@ -24,6 +24,11 @@ command -v curl >/dev/null || need+=(curl)
 [ -x /usr/bin/chromium ] || need+=(chromium)
 command -v ip >/dev/null || need+=(iproute2)
 command -v systemd-analyze >/dev/null || need+=(systemd)
+# A private session bus and gnome-keyring's Secret Service for the OS keyring credential tests.
+command -v dbus-daemon >/dev/null || need+=(dbus-daemon)
+command -v dbus-send >/dev/null || need+=(dbus)
+command -v gnome-keyring-daemon >/dev/null || need+=(gnome-keyring)
+command -v secret-tool >/dev/null || need+=(libsecret-tools)
 if [ ${#need[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq

@@ -452,3 +452,9 @@ pub const OAUTH_ENDED_MAX: usize = 256;
 /// asking again (the MCP authorization spec's retry limit, so a server that keeps refusing never
 /// loops a person through authorizations).
 pub const UPSTREAM_STEP_UPS_IN_A_ROW: u32 = 3;
+/// The OS keyring's probe at the first use of the credential store (connect, store, read back,
+/// delete a probe item): a local Secret Service answers in milliseconds, and a bus that does not
+/// answer within this costs the daemon this once, then the 0600 file is used.
+pub const KEYRING_PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+/// Any later keyring call (load, store, delete): past it the call fails and says so.
+pub const KEYRING_CALL_TIMEOUT: Duration = Duration::from_secs(5);

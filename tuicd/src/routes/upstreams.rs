@@ -46,6 +46,7 @@ async fn save(app: &App, base: UpstreamsFile, desired: UpstreamsFile) -> Result<
         if before != after {
             tracing::info!(source = "upstream", servers = after.servers.len(), "mcp-upstreams.json saved");
             app.upstreams.apply_diff(&before, &after);
+            app.oauth.forget_removed(&before, &after).await;
         }
         Ok(after)
     });

@@ -94,6 +94,9 @@ impl Daemon {
             anyhow::bail!("remote access is enabled but its listener cannot start: {e}");
         }
         app.upstreams.set_health_interval(options.upstream_health_interval);
+        // Upstreams read their OAuth tokens as they connect, so the credential store (the OS
+        // keyring's one bounded probe and load, else the file) is opened before they start.
+        app.oauth.open_credentials().await;
         app.start_services(options.mcp_session_ttl);
         Ok(Self { app, ipc, stopping, hangup })
     }

@@ -44,7 +44,9 @@ async fn reload_upstreams(app: &App) {
     match crate::proxy::store::read(&app.config_dir).await {
         Ok(next) => {
             tracing::info!(source = "upstream", servers = next.servers.len(), "SIGHUP: mcp-upstreams.json re-read");
+            let before = app.upstreams.current_file();
             app.upstreams.reload(&next);
+            app.oauth.forget_removed(&before, &next).await;
         }
         Err(e) => tracing::error!(
             source = "upstream",

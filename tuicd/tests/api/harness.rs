@@ -91,6 +91,8 @@ impl DaemonBuilder {
             .env_remove("TUIC_INSTANCE")
             .env_remove("TUIC_SESSION")
             .env("RUST_LOG", std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into()))
+            // Test daemons never reach the user's own keyring; the keyring tests ask for it.
+            .env("TUIC_CREDENTIALS_STORE", "file")
             .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .stdin(Stdio::null())
             .stdout(Stdio::null())

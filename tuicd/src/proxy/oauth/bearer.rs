@@ -38,16 +38,16 @@ impl OAuthBearer {
 
 impl BearerSource for OAuthBearer {
     fn current(&self) -> Option<String> {
-        self.oauth.store.tokens(&self.id, &self.url).map(|t| t.access_token)
+        self.oauth.store.loaded_tokens(&self.id, &self.url).map(|t| t.access_token)
     }
 
     fn granted_scope(&self) -> Option<String> {
-        self.oauth.store.tokens(&self.id, &self.url).and_then(|t| t.scope)
+        self.oauth.store.loaded_tokens(&self.id, &self.url).and_then(|t| t.scope)
     }
 
     fn fresh(&self) -> BoxFuture<'_, Option<String>> {
         Box::pin(async move {
-            let stored = self.oauth.store.tokens(&self.id, &self.url)?;
+            let stored = self.oauth.store.tokens(&self.id, &self.url).await?;
             if stored.expired_at(unix_now()) && stored.refresh_token.is_some() {
                 // The same serialized path a 401 takes: a burst of callers refreshes once.
                 return self.recover(Some(&stored.access_token)).await;
@@ -60,14 +60,14 @@ impl BearerSource for OAuthBearer {
         Box::pin(async move {
             let lock = self.oauth.refresh_lock(&self.id);
             let _serial = lock.lock().await;
-            let stored = self.oauth.store.tokens(&self.id, &self.url);
+            let stored = self.oauth.store.tokens(&self.id, &self.url).await;
             match recovery(rejected, stored.as_ref(), unix_now()) {
                 Recovery::UseStored => stored.map(|t| t.access_token),
                 Recovery::Refresh => match self.refresh(stored).await {
                     Ok(tokens) => Some(tokens.access_token),
                     Err(e) => {
                         tracing::warn!(source = "oauth", upstream = %self.name, error = %e, "token refresh failed; the upstream needs a new authorization");
-                        if let Err(e) = self.oauth.store.clear_tokens(&self.id) {
+                        if let Err(e) = self.oauth.store.clear_tokens(&self.id).await {
                             tracing::warn!(source = "oauth", upstream = %self.name, error = %e, "cannot forget the refused tokens");
                         }
                         None
@@ -89,6 +89,7 @@ impl OAuthBearer {
             .oauth
             .store
             .grant(&self.id, &self.url)
+            .await
             .ok_or_else(|| OAuthError::Token("the token endpoint of the authorization is unknown".into()))?;
         let form = vec![
             ("grant_type", "refresh_token".to_owned()),
@@ -98,7 +99,7 @@ impl OAuthBearer {
         let answer = self.oauth.http.token(&grant.token_endpoint, &grant.client, form).await?;
         let mut tokens = TokenSet::from_response(answer, unix_now(), Some(refresh_token));
         tokens.scope = tokens.scope.or(stored.scope);
-        self.oauth.store.set_tokens(&self.id, &self.url, tokens.clone())?;
+        self.oauth.store.set_tokens(&self.id, &self.url, tokens.clone()).await?;
         tracing::info!(source = "oauth", upstream = %self.name, "access token refreshed");
         Ok(tokens)
     }

@@ -5,7 +5,7 @@
 //! - [`discovery`], [`pkce`], [`tokens`], [`flow`]: the pure rules, unit-tested.
 //! - [`fetch`]: the requests to the upstream and its authorization server.
 //! - [`callback`]: one loopback server per flow; [`bearer`]: the `BearerSource` of an OAuth
-//!   upstream; [`store`]: `credentials.json`.
+//!   upstream; [`store`]: the OS keyring, else `credentials.json`.
 //!
 //! The registry is reached through [`UpstreamLink`], installed by the composition root, so this
 //! module names no registry type.
@@ -120,7 +120,7 @@ impl OAuth {
         Self {
             config_dir: config_dir.to_owned(),
             http: fetch::Http::new(),
-            store: store::CredentialStore::open(config_dir),
+            store: store::CredentialStore::new(config_dir),
             flows: Mutex::default(),
             refreshing: Mutex::default(),
             consent_asked: Mutex::default(),
@@ -175,6 +175,30 @@ impl OAuth {
         for flow in expired {
             tracing::info!(source = "oauth", upstream = %flow.name, "authorization expired without a redirect");
             self.set_status(&flow.name, "needs_auth");
+        }
+    }
+
+    /// Chooses and loads the credential store now rather than at its first use.
+    pub(crate) async fn open_credentials(&self) {
+        self.store.open().await;
+    }
+
+    /// Deletes the credentials of every upstream `before` has and `after` no longer has, in
+    /// whichever store holds them.
+    pub(crate) async fn forget_removed(
+        &self,
+        before: &crate::proxy::config::UpstreamsFile,
+        after: &crate::proxy::config::UpstreamsFile,
+    ) {
+        for server in before.servers.iter().filter(|s| after.by_id(&s.id).is_none()) {
+            match self.store.forget(&server.id).await {
+                Ok(()) => {
+                    tracing::info!(source = "oauth", upstream = %server.name, "credentials of the removed upstream deleted")
+                }
+                Err(e) => {
+                    tracing::warn!(source = "oauth", upstream = %server.name, error = %e, "cannot delete the credentials of the removed upstream")
+                }
+            }
         }
     }
 

@@ -167,7 +167,10 @@ impl OAuth {
     ) -> Result<Client, OAuthError> {
         let methods = metadata.token_endpoint_auth_methods_supported.as_deref();
         let endpoint = metadata.registration_endpoint.as_deref();
-        let registered = endpoint.and_then(|e| self.store.client(&server.id, e));
+        let registered = match endpoint {
+            Some(endpoint) => self.store.client(&server.id, endpoint).await,
+            None => None,
+        };
         if !entry.client_id.is_empty() {
             // A client_id this daemon registered earlier keeps its secret in the credential store.
             let secret = entry
@@ -186,7 +189,7 @@ impl OAuth {
             Some(client) => client,
             None => {
                 let client = self.http.register(endpoint, redirect_uri, scope).await?;
-                self.store.set_client(&server.id, entry.url.as_str(), client.clone())?;
+                self.store.set_client(&server.id, entry.url.as_str(), client.clone()).await?;
                 self.record_client_id(&server.id, &client.client_id).await;
                 client
             }
@@ -275,7 +278,7 @@ impl OAuth {
             client: flow.client.clone(),
             resource: flow.resource.clone(),
         };
-        self.store.set_authorized(&flow.upstream_id, &flow.server_url, tokens, grant)?;
+        self.store.set_authorized(&flow.upstream_id, &flow.server_url, tokens, grant).await?;
         Ok(())
     }
 }
