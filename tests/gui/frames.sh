@@ -6,15 +6,9 @@
 set -euo pipefail
 tuicd=$1 gui=$2 flood_secs=${3:-15}
 here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d)
-export XDG_CONFIG_HOME="$work/xdg"
-cleanup() {
-  kill "${gui_pid:-}" "${daemon_pid:-}" "${xvfb_pid:-}" 2>/dev/null || true
-  [ -n "${TUIC_GUI_TEST_KEEP:-}" ] && echo "kept: $work" || rm -rf "$work"
-}
-trap cleanup EXIT
 # shellcheck source=lib.sh
 . "$here/lib.sh"
+setup_workdir
 
 percentiles() { # percentiles KEY FILE: p50 and p99 in ms of KEY=<microseconds> lines
   grep -o "$1=[0-9]*" "$2" | cut -d= -f2 | sort -n | awk '

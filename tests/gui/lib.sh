@@ -11,6 +11,19 @@ wait_for() { # wait_for "what" seconds command...
   done
 }
 
+# A temp dir for the test's files (kept with TUIC_GUI_TEST_KEEP=1; the GUI's remembered
+# connection stays in it too), and every process the test starts stopped on exit.
+setup_workdir() {
+  work=$(mktemp -d)
+  export XDG_CONFIG_HOME="$work/xdg"
+  trap cleanup EXIT
+}
+
+cleanup() {
+  kill "${gui_pid:-}" "${daemon_pid:-}" "${xvfb_pid:-}" "${answer_pid:-}" 2>/dev/null || true
+  [ -n "${TUIC_GUI_TEST_KEEP:-}" ] && echo "kept: $work" || rm -rf "$work"
+}
+
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 start_daemon() { # start_daemon CONFIG_DIR

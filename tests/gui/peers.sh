@@ -8,15 +8,9 @@
 set -euo pipefail
 tuicd=$1 gui=$2
 here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d)
-export XDG_CONFIG_HOME="$work/xdg"
-cleanup() {
-  kill "${gui_pid:-}" "${daemon_pid:-}" "${xvfb_pid:-}" 2>/dev/null || true
-  [ -n "${TUIC_GUI_TEST_KEEP:-}" ] && echo "kept: $work" || rm -rf "$work"
-}
-trap cleanup EXIT
 # shellcheck source=lib.sh
 . "$here/lib.sh"
+setup_workdir
 fake_agent="$here/../../tuicd/tests/fixtures/fake-agent/fake-agent"
 
 mcp_init() { # mcp_init [TUIC_SESSION]: a new MCP client (a bridge); prints its mcp-session-id

@@ -5,12 +5,9 @@
 # Needs xvfb, x11-utils and imagemagick (tests/run-all.sh installs them).
 set -euo pipefail
 tuicd=$1 gui=$2 out=$3
-work=$(mktemp -d)
-cleanup() { kill "${gui_pid:-}" "${daemon_pid:-}" 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
-
 # shellcheck source=lib.sh
 . "$(cd "$(dirname "$0")" && pwd)/lib.sh"
+setup_workdir
 
 "$tuicd" --config-dir "$work" 2>"$work/tuicd.log" &
 daemon_pid=$!
@@ -24,7 +21,6 @@ curl -sf --unix-socket "$work/mcp.sock" -H 'content-type: application/json' \
 export DISPLAY=:97
 Xvfb :97 -screen 0 1024x640x24 -nolisten tcp -noreset >"$work/xvfb.log" 2>&1 &
 xvfb_pid=$!
-trap 'kill $xvfb_pid 2>/dev/null || true; cleanup' EXIT
 wait_for "Xvfb" 20 xdpyinfo
 TUIC_SOCKET="$work/mcp.sock" "$gui" >"$work/gui.log" 2>&1 &
 gui_pid=$!

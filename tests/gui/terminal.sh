@@ -8,15 +8,9 @@
 set -euo pipefail
 tuicd=$1 gui=$2
 here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d)
-export XDG_CONFIG_HOME="$work/xdg" # the GUI's remembered connection stays in the temp dir
-cleanup() {
-  kill "${gui_pid:-}" "${daemon_pid:-}" "${xvfb_pid:-}" "${answer_pid:-}" 2>/dev/null || true
-  [ -n "${TUIC_GUI_TEST_KEEP:-}" ] && echo "kept: $work" || rm -rf "$work"
-}
-trap cleanup EXIT
 # shellcheck source=lib.sh
 . "$here/lib.sh"
+setup_workdir
 
 RED=205,0,0 GREEN=0,205,0 YELLOW=205,205,0 BG=20,20,24
 
