@@ -103,17 +103,17 @@ impl Upstreams {
                 let _ = entry.commands.try_send(super::actor::Command::Park);
                 Some(decision)
             }
-            Ok(_) => {
-                entry.served();
-                None
-            }
-            Err(_) => None,
+            _ => None,
         };
         let mut state = entry.state.locked();
         state.metrics.call_count += 1;
         state.metrics.last_latency_ms = Some(started.elapsed().as_millis() as u64);
         match (result, stepped) {
-            (Ok(value), _) => Ok(value),
+            (Ok(value), _) => {
+                // A served call: the step-ups in a row start again from zero.
+                state.step_up.in_a_row = 0;
+                Ok(value)
+            }
             (Err(_), Some(decision)) => {
                 state.metrics.error_count += 1;
                 Err(match decision {

@@ -101,11 +101,6 @@ impl Entry {
         }
         decision
     }
-
-    /// A call the upstream answered: the step-ups in a row start again from zero.
-    pub(super) fn served(&self) {
-        self.state.locked().step_up.in_a_row = 0;
-    }
 }
 
 #[cfg(test)]
