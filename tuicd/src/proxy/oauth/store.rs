@@ -5,9 +5,9 @@
 //!
 //! Opening the store (at daemon start, else the first use) probes the keyring once, bounded by a
 //! timeout (`TUIC_CREDENTIALS_STORE`, [`placement::Mode`], chooses), logs which store serves and
-//! why, and moves what the file holds into a working keyring. Headless hosts often have no session bus: there the file in the
-//! private (0700) config dir serves. Reads answer from memory; writes go to the store first and
-//! change memory only once stored.
+//! why, and moves what the file holds into a working keyring. Headless hosts often have no
+//! session bus: there the file in the private (0700) config dir serves. Reads answer from memory;
+//! writes go to the store first and change memory only once stored.
 //!
 //! Each entry remembers the upstream URL it was issued for, and a token is handed out only for
 //! that URL, so an upstream whose URL is edited never receives the previous server's token.
@@ -166,12 +166,13 @@ impl CredentialStore {
 
     /// [`Self::tokens`] without waiting for the store to open (the daemon opens it at start).
     pub(crate) fn loaded_tokens(&self, id: &str, resource: &str) -> Option<TokenSet> {
+        self.issued_for(id, resource, |entry| entry.tokens.clone())
+    }
+
+    /// `read` of upstream `id`'s entry, when it was issued for `resource`.
+    fn issued_for<T>(&self, id: &str, resource: &str, read: impl FnOnce(&Entry) -> Option<T>) -> Option<T> {
         let known = self.known.locked();
-        let entry = known.get(id)?;
-        if entry.resource != resource {
-            return None;
-        }
-        entry.tokens.clone()
+        known.get(id).filter(|entry| entry.resource == resource).and_then(read)
     }
 
     /// The client registered for upstream `id` at `registration_endpoint`, if any.
@@ -184,12 +185,7 @@ impl CredentialStore {
     /// How the tokens of upstream `id` at `resource` are refreshed.
     pub(crate) async fn grant(&self, id: &str, resource: &str) -> Option<Grant> {
         self.backend().await;
-        let known = self.known.locked();
-        let entry = known.get(id)?;
-        if entry.resource != resource {
-            return None;
-        }
-        entry.grant.clone()
+        self.issued_for(id, resource, |entry| entry.grant.clone())
     }
 
     /// Stores the tokens of a completed authorization and how to refresh them.
