@@ -147,6 +147,26 @@ fn config_dir(servers: Vec<Value>, credentials: Option<Value>) -> tempfile::Temp
     dir
 }
 
+/// tuicd on `dir` with `TUIC_CREDENTIALS_STORE=mode` and its session bus at `bus`.
+async fn daemon_on_bus(dir: tempfile::TempDir, mode: &str, bus: &str) -> Daemon {
+    Daemon::builder().dir(dir).env("TUIC_CREDENTIALS_STORE", mode).env("DBUS_SESSION_BUS_ADDRESS", bus).start().await
+}
+
+/// The address of a session bus that does not exist, in `dir`.
+fn no_bus(dir: &tempfile::TempDir) -> String {
+    format!("unix:path={}", dir.path().join("no-such-bus").display())
+}
+
+/// `credentials.json` is 0600 and holds, for upstream u1, a token `server` issued.
+fn assert_file_holds_an_issued_token(daemon: &Daemon, server: &TestAs) {
+    use std::os::unix::fs::PermissionsExt;
+    let path = daemon.dir.path().join("credentials.json");
+    assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+    let stored: Value = serde_json::from_str(&file_text(daemon)).unwrap();
+    let token = stored["upstreams"]["u1"]["tokens"]["access_token"].as_str().unwrap();
+    assert!(server.issued().contains(&token.to_owned()));
+}
+
 fn file_text(daemon: &Daemon) -> String {
     std::fs::read_to_string(daemon.dir.path().join("credentials.json")).unwrap_or_default()
 }
@@ -159,14 +179,7 @@ async fn tokens_live_in_the_keyring_serve_after_a_restart_and_leave_with_their_u
         "type": "oauth2", "resource": "http://old.invalid/mcp", "tokens": {"access_token": "legacy-file-token"}
     }}});
     let dir = config_dir(vec![oauth_upstream("u1", "docs", &server.mcp_url, json!({}))], Some(legacy));
-    let start = |dir| {
-        Daemon::builder()
-            .dir(dir)
-            .env("TUIC_CREDENTIALS_STORE", "auto")
-            .env("DBUS_SESSION_BUS_ADDRESS", keyring.address.clone())
-            .start()
-    };
-    let daemon = start(dir).await;
+    let daemon = daemon_on_bus(dir, "auto", &keyring.address).await;
     wait_status(&daemon, "docs", "needs_auth").await;
     assert!(daemon.log().contains("credential store: the OS keyring"), "{}", daemon.log());
 
@@ -192,7 +205,7 @@ async fn tokens_live_in_the_keyring_serve_after_a_restart_and_leave_with_their_u
     }
 
     // A restart reads the token back from the keyring: no new authorization, the tools answer.
-    let daemon = start(daemon.into_dir().await).await;
+    let daemon = daemon_on_bus(daemon.into_dir().await, "auto", &keyring.address).await;
     wait_status(&daemon, "docs", "ready").await;
     assert_eq!(whoami(&daemon).await["result"]["content"][0]["text"], json!("authorized"));
     assert_eq!(server.counts().1, 1, "one code exchange in all");
@@ -210,16 +223,10 @@ async fn tokens_live_in_the_keyring_serve_after_a_restart_and_leave_with_their_u
 
 #[tokio::test]
 async fn without_a_session_bus_the_0600_file_serves_at_once_and_the_log_says_why() {
-    use std::os::unix::fs::PermissionsExt;
     let server = TestAs::start(AsOptions::default()).await;
     let dir = config_dir(vec![oauth_upstream("u1", "docs", &server.mcp_url, json!({}))], None);
-    let missing = dir.path().join("no-such-bus");
-    let daemon = Daemon::builder()
-        .dir(dir)
-        .env("TUIC_CREDENTIALS_STORE", "auto")
-        .env("DBUS_SESSION_BUS_ADDRESS", format!("unix:path={}", missing.display()))
-        .start()
-        .await;
+    let bus = no_bus(&dir);
+    let daemon = daemon_on_bus(dir, "auto", &bus).await;
     let line = wait_until("the store choice is logged", DEADLINE, || async {
         daemon.log().lines().find(|l| l.contains("credential store:")).map(str::to_owned)
     })
@@ -233,11 +240,7 @@ async fn without_a_session_bus_the_0600_file_serves_at_once_and_the_log_says_why
     assert_eq!(status, StatusCode::OK, "{started}");
     assert_eq!(browse(started["authorization_url"].as_str().unwrap()).await.0, StatusCode::OK);
     wait_status(&daemon, "docs", "ready").await;
-    let path = daemon.dir.path().join("credentials.json");
-    assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
-    let stored: Value = serde_json::from_str(&file_text(&daemon)).unwrap();
-    let token = stored["upstreams"]["u1"]["tokens"]["access_token"].as_str().unwrap();
-    assert!(server.issued().contains(&token.to_owned()));
+    assert_file_holds_an_issued_token(&daemon, &server);
     assert_eq!(daemon.log().matches("credential store:").count(), 1, "the choice is logged once");
 }
 
@@ -245,13 +248,8 @@ async fn without_a_session_bus_the_0600_file_serves_at_once_and_the_log_says_why
 async fn keyring_mode_without_a_keyring_refuses_to_store_rather_than_write_the_file() {
     let server = TestAs::start(AsOptions::default()).await;
     let dir = config_dir(vec![oauth_upstream("u1", "docs", &server.mcp_url, json!({}))], None);
-    let missing = dir.path().join("no-such-bus");
-    let daemon = Daemon::builder()
-        .dir(dir)
-        .env("TUIC_CREDENTIALS_STORE", "keyring")
-        .env("DBUS_SESSION_BUS_ADDRESS", format!("unix:path={}", missing.display()))
-        .start()
-        .await;
+    let bus = no_bus(&dir);
+    let daemon = daemon_on_bus(dir, "keyring", &bus).await;
     wait_status(&daemon, "docs", "needs_auth").await;
     assert!(
         daemon.log().contains("TUIC_CREDENTIALS_STORE=keyring and the OS keyring does not work"),
@@ -267,16 +265,10 @@ async fn keyring_mode_without_a_keyring_refuses_to_store_rather_than_write_the_f
 
 #[tokio::test]
 async fn a_keyring_that_refuses_a_write_leaves_the_credentials_in_the_0600_file() {
-    use std::os::unix::fs::PermissionsExt;
     let keyring = SecretService::start().await;
     let server = TestAs::start(AsOptions::default()).await;
     let dir = config_dir(vec![oauth_upstream("u1", "docs", &server.mcp_url, json!({}))], None);
-    let daemon = Daemon::builder()
-        .dir(dir)
-        .env("TUIC_CREDENTIALS_STORE", "auto")
-        .env("DBUS_SESSION_BUS_ADDRESS", keyring.address.clone())
-        .start()
-        .await;
+    let daemon = daemon_on_bus(dir, "auto", &keyring.address).await;
     wait_status(&daemon, "docs", "needs_auth").await;
     assert!(daemon.log().contains("credential store: the OS keyring"), "{}", daemon.log());
     // A person locks the keyring while the daemon runs; unlocking would need a prompt.
@@ -294,9 +286,5 @@ async fn a_keyring_that_refuses_a_write_leaves_the_credentials_in_the_0600_file(
     assert_eq!(browse(started["authorization_url"].as_str().unwrap()).await.0, StatusCode::OK);
     wait_status(&daemon, "docs", "ready").await;
     assert!(daemon.log().contains("the OS keyring refused the credentials"), "{}", daemon.log());
-    let path = daemon.dir.path().join("credentials.json");
-    assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
-    let stored: Value = serde_json::from_str(&file_text(&daemon)).unwrap();
-    let token = stored["upstreams"]["u1"]["tokens"]["access_token"].as_str().unwrap();
-    assert!(server.issued().contains(&token.to_owned()));
+    assert_file_holds_an_issued_token(&daemon, &server);
 }
