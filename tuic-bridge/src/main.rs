@@ -1,9 +1,11 @@
 //! `tuic-bridge`: lets a stdio MCP client (Claude Code, Codex, ...) talk to tuicd. Newline
 //! JSON-RPC on stdin/stdout, HTTP/1.1 to `/mcp` over the daemon's Unix socket. Logs go to stderr.
+//! With no subcommand it is the bridge; `install` adds it to an agent CLI's MCP config.
 
 mod bridge;
 mod deadline;
 mod http;
+mod install;
 mod limits;
 mod paths;
 
@@ -11,11 +13,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]
 #[command(name = "tuic-bridge", version, about = "stdio MCP bridge to the tuic daemon")]
 struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
     /// The daemon's socket (default: the instance's socket, see --instance and --config-dir).
     #[arg(long, env = "TUIC_SOCKET")]
     socket: Option<PathBuf>,
@@ -30,8 +34,21 @@ struct Cli {
     ping_ms: Option<u64>,
 }
 
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Add tuic-bridge to an agent CLI's MCP config (Claude Code, Codex, Gemini CLI, Cursor).
+    Install(install::Args),
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    match cli.command.take() {
+        Some(Command::Install(args)) => install::run(&args),
+        None => run_bridge(cli),
+    }
+}
+
+fn run_bridge(cli: Cli) -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("TUIC_BRIDGE_LOG")

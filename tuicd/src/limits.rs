@@ -89,6 +89,12 @@ pub const INPUT_LINE_MAX_BYTES: usize = 64 * 1024;
 pub const SUBMIT_ACK_TIMEOUT_DEFAULT: Duration = Duration::from_millis(proto::session::SUBMIT_ACK_DEFAULT_MS);
 pub const SUBMIT_ACK_TIMEOUT_MIN: Duration = Duration::from_millis(proto::session::SUBMIT_ACK_MIN_MS);
 pub const SUBMIT_ACK_TIMEOUT_MAX: Duration = Duration::from_millis(proto::session::SUBMIT_ACK_MAX_MS);
+/// How long a submit waits to see a known agent CLI take the line (announce or show work, its
+/// composer emptied) before it sends the Enter once more; the same again after that one retry.
+/// Real CLIs react to Enter within a frame or two; this leaves room for a loaded machine.
+pub const SUBMIT_START_WAIT: Duration = Duration::from_millis(2500);
+/// How often that wait re-reads the engine when no output arrives (silence timers move).
+pub const SUBMIT_START_POLL: Duration = Duration::from_millis(50);
 /// A `pty_description` derived from a spawn prompt keeps this many characters.
 pub const PTY_DESCRIPTION_MAX_CHARS: usize = 160;
 /// A `user-input` event carries at most this many characters of the submitted line: it goes to

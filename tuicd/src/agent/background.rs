@@ -5,6 +5,8 @@
 //! The caller takes the process snapshot (at most once a second, only while someone asks) and
 //! passes the agent's descendants; this module only decides. The helper list is data.
 
+use super::Adapter;
+
 /// One descendant of the agent process.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Descendant<'a> {
@@ -59,9 +61,22 @@ pub(crate) fn is_helper(process: &Descendant<'_>) -> bool {
     HELPERS.iter().any(|rule| rule.matches(process))
 }
 
-/// Whether any descendant is meaningful work.
-pub(crate) fn has_background_work<'a>(descendants: impl IntoIterator<Item = Descendant<'a>>) -> bool {
-    descendants.into_iter().any(|process| !is_helper(&process))
+/// Whether `process` is the agent CLI itself: a native binary its launcher starts (`node codex`
+/// runs the native `codex`) or a re-launch of itself with other runtime flags (`node gemini`
+/// starts `node --max-old-space-size=... gemini`). Its own children can still be work.
+pub(crate) fn is_agent_itself(adapter: &Adapter, process: &Descendant<'_>) -> bool {
+    let name = process.name.strip_suffix(".exe").unwrap_or(process.name);
+    adapter.binaries.contains(&name) || adapter.own_processes.iter().any(|own| process.args.contains(own))
+}
+
+/// Whether any descendant of `adapter`'s process is meaningful work.
+pub(crate) fn has_background_work<'a>(
+    adapter: Option<&Adapter>,
+    descendants: impl IntoIterator<Item = Descendant<'a>>,
+) -> bool {
+    descendants
+        .into_iter()
+        .any(|process| !is_helper(&process) && !adapter.is_some_and(|a| is_agent_itself(a, &process)))
 }
 
 #[cfg(test)]
@@ -81,13 +96,26 @@ mod tests {
             p("uvx", "uvx mcp-server-git --repository ."),
             p("rust-analyzer", "rust-analyzer"),
         ];
-        assert!(!has_background_work(helpers));
-        assert!(!has_background_work([]));
+        assert!(!has_background_work(None, helpers));
+        assert!(!has_background_work(None, []));
     }
 
     #[test]
     fn a_build_or_a_long_caffeinate_is_work() {
-        assert!(has_background_work([p("tuic-bridge", "tuic-bridge"), p("cargo", "cargo test -p tuicd")]));
-        assert!(has_background_work([p("caffeinate", "caffeinate -i make")]));
+        assert!(has_background_work(None, [p("tuic-bridge", "tuic-bridge"), p("cargo", "cargo test -p tuicd")]));
+        assert!(has_background_work(None, [p("caffeinate", "caffeinate -i make")]));
+    }
+
+    #[test]
+    fn the_clis_own_native_binary_or_relaunch_is_the_agent_not_work() {
+        use crate::agent::adapters::by_id;
+        let codex = by_id("codex").unwrap();
+        let native = p("codex", "/t/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/codex/codex");
+        assert!(!has_background_work(Some(codex), [native]));
+        assert!(has_background_work(Some(codex), [native, p("sleep", "sleep 5")]), "its children are work");
+        let gemini = by_id("gemini").unwrap();
+        let relaunch = p("node", "node --max-old-space-size=8192 /t/node_modules/@google/gemini-cli/bundle/gemini.js");
+        assert!(!has_background_work(Some(gemini), [relaunch]));
+        assert!(has_background_work(None, [relaunch]), "without the adapter it is just a node process");
     }
 }

@@ -71,46 +71,120 @@ pub(crate) const CODEX_BYPASS_FLAG: &str = "--dangerously-bypass-approvals-and-s
 const CODEX_APPROVAL_FLAGS: &[&str] =
     &[CODEX_BYPASS_FLAG, "--yolo", "--full-auto", "-a", "--ask-for-approval", "-s", "--sandbox"];
 
-/// Flags a direct spawn of `program` puts before the caller's `args`, and a warning when one that
-/// belongs there could not be added. `channel_server` is the name the agent's MCP config gives
-/// tuicd's server. Every Claude Code agent gets the channels flag; the Codex bypass goes only to a
-/// direct Codex command (the program is `codex` itself), never to a wrapper given codex's type.
+/// The name a spawned agent's MCP config gives tuicd's server when tuicd adds it.
+pub(crate) const TUIC_SERVER: &str = "tuic";
+
+/// Gemini CLI's environment variable naming a settings file merged under the user's own
+/// (`mcpServers` entries are merged one by one, so the user's servers stay).
+pub(crate) const GEMINI_DEFAULTS_ENV: &str = "GEMINI_CLI_SYSTEM_DEFAULTS_PATH";
+
+/// tuicd's MCP server as a spawned agent starts it: the bridge, and what the bridge needs to
+/// reach this daemon as this session (agents hand MCP servers a filtered environment).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TuicMcp<'a> {
+    pub bridge: &'a str,
+    pub socket: &'a str,
+    pub tuic_session: &'a str,
+}
+
+impl TuicMcp<'_> {
+    fn env(&self) -> serde_json::Value {
+        serde_json::json!({"TUIC_SOCKET": self.socket, "TUIC_SESSION": self.tuic_session})
+    }
+
+    fn server(&self) -> serde_json::Value {
+        serde_json::json!({"type": "stdio", "command": self.bridge, "args": [], "env": self.env()})
+    }
+}
+
+/// A TOML basic string (JSON's escapes are TOML's for every character JSON escapes).
+fn toml_string(text: &str) -> String {
+    serde_json::Value::from(text).to_string()
+}
+
+/// Flags a direct spawn of `program` puts before the caller's `args` (and environment it sets),
+/// and a warning when one that belongs there could not be added. `channel_server` is the name the
+/// agent's own MCP config gives tuicd's server, if it has one; otherwise `mcp` (when the bridge
+/// was found) is added to the agent's MCP servers for this launch only, never written into the
+/// person's config: Claude Code by `--mcp-config`, Codex by `-c mcp_servers.tuic.*`, Gemini CLI by
+/// a defaults file it merges under the user's settings. Every Claude Code agent gets the channels
+/// flag naming the server; the Codex bypass goes only to a direct Codex command (the program is
+/// `codex` itself), never to a wrapper given codex's type.
 pub(crate) fn default_flags(
     adapter: Option<&Adapter>,
     program: &str,
     args: &[String],
     channel_server: Option<&str>,
+    mcp: Option<TuicMcp<'_>>,
 ) -> DefaultFlags {
     let given = |flags: &[&str]| {
         args.iter().any(|arg| {
             flags.iter().any(|flag| arg == flag || arg.strip_prefix(flag).is_some_and(|r| r.starts_with('=')))
         })
     };
+    let mut out = DefaultFlags::default();
+    let no_bridge = "tuic-bridge was found neither beside tuicd nor on PATH, so the agent has no tuic MCP server";
     match adapter.map(|a| a.id) {
-        Some("claude") if !given(&[CLAUDE_CHANNELS_FLAG]) => match channel_server {
-            Some(name) => {
-                DefaultFlags { flags: vec![CLAUDE_CHANNELS_FLAG.into(), format!("server:{name}")], warning: None }
+        Some("claude") => {
+            let server = match (channel_server, mcp) {
+                (Some(name), _) => Some(name.to_owned()),
+                (None, Some(mcp)) => {
+                    let config = serde_json::json!({"mcpServers": {TUIC_SERVER: mcp.server()}});
+                    out.flags.extend(["--mcp-config".to_owned(), config.to_string()]);
+                    Some(TUIC_SERVER.to_owned())
+                }
+                (None, None) => {
+                    out.warning = Some(format!(
+                        "{no_bridge}; messages reach it by terminal or inbox only, and {CLAUDE_CHANNELS_FLAG} was not passed"
+                    ));
+                    None
+                }
+            };
+            if let Some(name) = server.filter(|_| !given(&[CLAUDE_CHANNELS_FLAG])) {
+                out.flags.extend([CLAUDE_CHANNELS_FLAG.to_owned(), format!("server:{name}")]);
             }
-            None => DefaultFlags {
-                flags: Vec::new(),
-                warning: Some(format!(
-                    "{CLAUDE_CHANNELS_FLAG} was not passed: no MCP server running tuic-bridge was found in the agent's \
-                     .mcp.json or ~/.claude.json, so messages reach it by terminal or inbox only; pass \
-                     {CLAUDE_CHANNELS_FLAG} server:<name> in args to enable channel delivery"
-                )),
-            },
-        },
-        Some("codex") if by_binary(program).is_some_and(|a| a.id == "codex") && !given(CODEX_APPROVAL_FLAGS) => {
-            DefaultFlags { flags: vec![CODEX_BYPASS_FLAG.into()], warning: None }
         }
-        _ => DefaultFlags::default(),
+        Some("codex") => {
+            if by_binary(program).is_some_and(|a| a.id == "codex") && !given(CODEX_APPROVAL_FLAGS) {
+                out.flags.push(CODEX_BYPASS_FLAG.into());
+            }
+            match mcp {
+                Some(mcp) if !args.iter().any(|a| a.contains("mcp_servers.tuic")) => {
+                    let env = format!(
+                        "{{TUIC_SOCKET={},TUIC_SESSION={}}}",
+                        toml_string(mcp.socket),
+                        toml_string(mcp.tuic_session)
+                    );
+                    for (key, value) in [("command", toml_string(mcp.bridge)), ("args", "[]".to_owned()), ("env", env)]
+                    {
+                        out.flags.extend(["-c".to_owned(), format!("mcp_servers.{TUIC_SERVER}.{key}={value}")]);
+                    }
+                }
+                Some(_) => {}
+                None => out.warning = Some(no_bridge.to_owned()),
+            }
+        }
+        Some("gemini") => match mcp {
+            Some(mcp) => {
+                let mut server = mcp.server();
+                if let Some(entry) = server.as_object_mut() {
+                    entry.remove("type");
+                }
+                out.gemini_defaults = Some(serde_json::json!({"mcpServers": {TUIC_SERVER: server}}));
+            }
+            None => out.warning = Some(no_bridge.to_owned()),
+        },
+        _ => {}
     }
+    out
 }
 
 /// What [`default_flags`] adds.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct DefaultFlags {
     pub flags: Vec<String>,
+    /// Gemini CLI: the settings file to write and name in [`GEMINI_DEFAULTS_ENV`].
+    pub gemini_defaults: Option<serde_json::Value>,
     pub warning: Option<String>,
 }
 
@@ -162,29 +236,57 @@ mod tests {
         assert_eq!(plan.args, args(&["go"]));
     }
 
+    const MCP: TuicMcp<'static> =
+        TuicMcp { bridge: "/opt/tuic/tuic-bridge", socket: "/run/t.sock", tuic_session: "u-1" };
+
     #[test]
     fn claude_gets_the_channels_flag_naming_our_server_unless_the_caller_chose() {
-        let added = default_flags(by_id("claude"), "claude", &args(&["--verbose"]), Some("tuic"));
-        assert_eq!(added, DefaultFlags { flags: args(&[CLAUDE_CHANNELS_FLAG, "server:tuic"]), warning: None });
+        let added = default_flags(by_id("claude"), "claude", &args(&["--verbose"]), Some("mine"), Some(MCP));
+        assert_eq!(added.flags, args(&[CLAUDE_CHANNELS_FLAG, "server:mine"]), "the person's own server is used");
         let chosen = args(&[CLAUDE_CHANNELS_FLAG, "server:other"]);
-        assert_eq!(
-            default_flags(by_id("claude"), "/opt/claude-wrapper", &chosen, Some("tuic")),
-            DefaultFlags::default()
-        );
-        let unknown = default_flags(by_id("claude"), "claude", &[], None);
+        let kept = default_flags(by_id("claude"), "/opt/claude-wrapper", &chosen, Some("tuic"), None);
+        assert_eq!(kept, DefaultFlags::default());
+        let unknown = default_flags(by_id("claude"), "claude", &[], None, None);
         assert!(unknown.flags.is_empty() && unknown.warning.unwrap().contains(CLAUDE_CHANNELS_FLAG));
     }
 
     #[test]
+    fn without_a_configured_server_each_cli_gets_ours_for_this_launch() {
+        let claude = default_flags(by_id("claude"), "claude", &[], None, Some(MCP));
+        assert_eq!(claude.flags[0], "--mcp-config");
+        let config: serde_json::Value = serde_json::from_str(&claude.flags[1]).unwrap();
+        assert_eq!(config["mcpServers"]["tuic"]["command"], "/opt/tuic/tuic-bridge");
+        assert_eq!(config["mcpServers"]["tuic"]["env"]["TUIC_SESSION"], "u-1");
+        assert_eq!(claude.flags[2..], args(&[CLAUDE_CHANNELS_FLAG, "server:tuic"]));
+        let codex = default_flags(by_id("codex"), "codex", &args(&["--full-auto"]), None, Some(MCP));
+        assert_eq!(
+            codex.flags,
+            args(&[
+                "-c",
+                r#"mcp_servers.tuic.command="/opt/tuic/tuic-bridge""#,
+                "-c",
+                "mcp_servers.tuic.args=[]",
+                "-c",
+                r#"mcp_servers.tuic.env={TUIC_SOCKET="/run/t.sock",TUIC_SESSION="u-1"}"#,
+            ])
+        );
+        let gemini = default_flags(by_id("gemini"), "gemini", &[], None, Some(MCP));
+        assert!(gemini.flags.is_empty());
+        assert_eq!(gemini.gemini_defaults.unwrap()["mcpServers"]["tuic"]["env"]["TUIC_SOCKET"], "/run/t.sock");
+        assert!(default_flags(by_id("gemini"), "gemini", &[], None, None).warning.unwrap().contains("tuic-bridge"));
+    }
+
+    #[test]
     fn a_direct_codex_command_gets_the_approval_bypass_default_unless_the_caller_chose() {
-        assert_eq!(default_flags(by_id("codex"), "/usr/bin/codex", &[], None).flags, args(&[CODEX_BYPASS_FLAG]));
+        let direct = default_flags(by_id("codex"), "/usr/bin/codex", &[], None, Some(MCP));
+        assert_eq!(direct.flags[0], CODEX_BYPASS_FLAG);
         for chosen in [&["--ask-for-approval", "on-request"][..], &["--sandbox=read-only"], &["--full-auto"]] {
-            let flags = default_flags(by_id("codex"), "codex", &args(chosen), None);
-            assert_eq!(flags, DefaultFlags::default(), "{chosen:?}");
+            let flags = default_flags(by_id("codex"), "codex", &args(chosen), None, Some(MCP));
+            assert!(!flags.flags.contains(&CODEX_BYPASS_FLAG.to_owned()), "{chosen:?}");
         }
-        let wrapper = default_flags(by_id("codex"), "/bin/sh", &args(&["-c", "codex"]), None);
-        assert_eq!(wrapper, DefaultFlags::default(), "a wrapper's argv is not ours to change");
-        assert_eq!(default_flags(by_id("aider"), "aider", &[], Some("tuic")), DefaultFlags::default());
+        let wrapper = default_flags(by_id("codex"), "/bin/sh", &args(&["-c", "codex"]), None, Some(MCP));
+        assert!(!wrapper.flags.contains(&CODEX_BYPASS_FLAG.to_owned()), "a wrapper's argv is not ours to change");
+        assert_eq!(default_flags(by_id("aider"), "aider", &[], Some("tuic"), Some(MCP)), DefaultFlags::default());
     }
 
     #[test]

@@ -90,4 +90,4 @@ mod fixtures;
 pub(crate) use adapters::Adapter;
 pub(crate) use event::{AgentEvent, AgentState, AgentStatus, ComposerState, ShellState};
 pub(crate) use screen::Screen;
-pub(crate) use tracker::{AgentTracker, Readiness};
+pub(crate) use tracker::{AgentTracker, Readiness, SubmitRefusal};

@@ -14,7 +14,8 @@ use super::tracker::SubmitRefusal;
 use crate::limits::{SUBMIT_ACK_TIMEOUT_DEFAULT, SUBMIT_ACK_TIMEOUT_MAX, SUBMIT_ACK_TIMEOUT_MIN};
 
 /// The recipe for a session without a known agent: text then Enter, paste only when multiline.
-const PLAIN: SubmitRecipe = SubmitRecipe { clear_first: false, paste: Paste::Multiline, enter_gap_ms: 50 };
+const PLAIN: SubmitRecipe =
+    SubmitRecipe { clear_first: false, paste: Paste::Multiline, enter_gap_ms: 50, clear: &[b"\x15"] };
 
 /// What to write: `before_enter`, then a pause of `gap`, then `enter`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +30,28 @@ pub(crate) fn plan(adapter: Option<&Adapter>, text: &str) -> SubmitPlan {
     let recipe = adapter.map_or(PLAIN, |a| a.submit);
     let (before_enter, enter) = recipe.frame(text);
     SubmitPlan { before_enter, gap: Duration::from_millis(recipe.enter_gap_ms), enter }
+}
+
+/// Whether a submit to `adapter`'s CLI waits to see the agent take the line: every CLI whose
+/// work tuicd can see (working rules, announcing titles) does; for the others the receipt can
+/// only say the bytes went in and output moved.
+pub(crate) fn verifies_start(adapter: &Adapter) -> bool {
+    !adapter.working.is_empty() || !adapter.titles.is_empty()
+}
+
+/// Keys as a person would name them (`ctrl+u`, `esc esc`), for refusal messages.
+pub(crate) fn key_names(keys: &[&[u8]]) -> String {
+    let names: Vec<String> = keys
+        .iter()
+        .flat_map(|key| key.iter())
+        .map(|&b| match b {
+            0x1b => "esc".to_owned(),
+            0x01..=0x1a => format!("ctrl+{}", (b'a' + b - 1) as char),
+            0x7f => "backspace".to_owned(),
+            _ => (b as char).to_string(),
+        })
+        .collect();
+    names.join(" ")
 }
 
 /// The acknowledgement wait for a requested `timeout_ms`: default 3 s, clamped to 250 ms..10 s.
@@ -123,6 +146,38 @@ impl SubmitReceipt {
             composer_state: ReceiptComposer::Unknown,
             acknowledgement: None,
             reason: Some(format!("the write failed part-way ({error}); a retry may duplicate input")),
+        }
+    }
+
+    /// The agent took the line: it was seen starting the turn (`retried`: after a second Enter).
+    pub(crate) fn started(submission_id: String, outcome: AckOutcome, turn_epoch: u64, retried: bool) -> Self {
+        let mut receipt = Self::written(submission_id, outcome, turn_epoch);
+        let seen = "the agent started the turn and its composer emptied";
+        receipt.acknowledgement = Some(match (retried, receipt.acknowledgement.take()) {
+            (false, Some(moved)) => format!("{seen}; {moved}"),
+            (true, Some(moved)) => format!("{seen} after a second Enter; {moved}"),
+            (false, None) => seen.to_owned(),
+            (true, None) => format!("{seen} after a second Enter"),
+        });
+        receipt
+    }
+
+    /// The whole text was written but the agent never took it, even after one more Enter.
+    pub(crate) fn not_taken(submission_id: String, turn_epoch: u64, agent: &str, retried: bool, cleared: bool) -> Self {
+        let enters = if retried { "two Enters" } else { "the Enter" };
+        let leftover = if cleared { "; the leftover text was cleared" } else { "" };
+        Self {
+            submission_id,
+            submitted: false,
+            write_state: WriteState::Complete,
+            acknowledged: false,
+            retry_safe: true,
+            turn_epoch,
+            composer_state: if cleared { ReceiptComposer::Cleared } else { ReceiptComposer::Unknown },
+            acknowledgement: None,
+            reason: Some(format!(
+                "not_taken: {agent} did not start a turn after {enters} (no work announced or shown, or the text stayed in its composer){leftover}"
+            )),
         }
     }
 

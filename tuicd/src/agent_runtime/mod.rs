@@ -260,8 +260,14 @@ impl AgentLink {
         self.activity(now);
     }
 
+    /// The agent was spawned with an initial prompt (see [`AgentTracker::expect_first_turn`]).
+    pub(crate) fn expect_first_turn(&self, typed: bool) {
+        self.tracker().expect_first_turn(typed);
+    }
+
     /// Tells the messaging layer that this session's deferred prompt never went in.
     pub(crate) fn report_prompt_undelivered(&self) {
+        self.tracker().give_up_first_turn();
         self.send_edge(EdgeKind::PromptUndelivered);
     }
 
@@ -296,6 +302,12 @@ impl AgentLink {
         };
         self.publish(events);
         value
+    }
+
+    /// The latest submitted line was never taken by the agent (see [`crate::agent::AgentTracker::abandon_turn`]).
+    pub(crate) fn abandon_turn(&self) {
+        let events = self.tracker().abandon_turn(Instant::now());
+        self.publish(events);
     }
 
     /// The raw output cursor the engine has read up to.
@@ -382,7 +394,8 @@ async fn ticker(link: AgentLink) {
             background = tokio::task::spawn_blocking(move || {
                 probing.follow_foreground(Instant::now());
                 let root = *probing.inner.probe_root.locked();
-                root.is_some_and(probe::has_background_work)
+                let adapter = probing.adapter();
+                root.is_some_and(|root| probe::has_background_work(root, adapter))
             })
             .await
             .unwrap_or(false);

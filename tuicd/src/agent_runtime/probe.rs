@@ -5,8 +5,9 @@ use std::collections::HashMap;
 
 use crate::agent::background::{Descendant, has_background_work as judge};
 
-/// Whether a meaningful (non-helper) descendant of `root` is alive.
-pub(crate) fn has_background_work(root: u32) -> bool {
+/// Whether a meaningful descendant of `root` (`adapter`'s process) is alive: neither an
+/// integration helper nor the CLI's own re-launch or native binary.
+pub(crate) fn has_background_work(root: u32, adapter: Option<&crate::agent::Adapter>) -> bool {
     let processes = snapshot();
     let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
     for (pid, (ppid, _, _)) in &processes {
@@ -20,7 +21,7 @@ pub(crate) fn has_background_work(root: u32) -> bool {
         }
         stack.extend(children.get(&pid).into_iter().flatten());
     }
-    judge(found.into_iter().map(|(name, args)| Descendant { name, args }))
+    judge(adapter, found.into_iter().map(|(name, args)| Descendant { name, args }))
 }
 
 /// The agent a process is, by its executable name or, for script launchers (`node
@@ -77,10 +78,10 @@ mod tests {
         let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
         let me = std::process::id();
         if std::path::Path::new("/proc/self/stat").exists() {
-            assert!(has_background_work(me));
+            assert!(has_background_work(me, None));
         }
         child.kill().unwrap();
         child.wait().unwrap();
-        assert!(!has_background_work(u32::MAX));
+        assert!(!has_background_work(u32::MAX, None));
     }
 }

@@ -102,7 +102,22 @@ pub(crate) async fn spawn(app: &App, p: SpawnRequest, spawner: Spawner) -> Resul
         Some(parent) => format!("{}\n\n{}", p.prompt, child_prompt_instruction(parent)),
         None => p.prompt.clone(),
     };
-    let defaults = default_flags(adapter, &program, &p).await;
+    let tuic_session = uuid::Uuid::new_v4().to_string();
+    let defaults = default_flags(app, adapter, &program, &p, &tuic_session).await;
+    let mut env = std::collections::BTreeMap::new();
+    if let Some(settings) = &defaults.gemini_defaults {
+        let path = app.config_dir.join("agents").join(format!("gemini-{tuic_session}.json"));
+        let written = std::fs::create_dir_all(path.parent().unwrap_or(&app.config_dir))
+            .and_then(|()| crate::private_file::write(&path, settings.to_string().as_bytes()));
+        match written {
+            Ok(()) => {
+                env.insert(launch::GEMINI_DEFAULTS_ENV.to_owned(), path.display().to_string());
+            }
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "the Gemini CLI MCP settings could not be written")
+            }
+        }
+    }
     let args: Vec<String> = defaults.flags.iter().chain(&p.args).cloned().collect();
     let plan = launch::plan(adapter, &args, &prompt, p.model.as_deref());
     let description = match &p.pty_description {
@@ -119,6 +134,8 @@ pub(crate) async fn spawn(app: &App, p: SpawnRequest, spawner: Spawner) -> Resul
         cwd: p.cwd.clone(),
         display_name: p.name.clone(),
         agent_type: adapter.map(|a| a.id.to_owned()).or(p.agent_type.clone()),
+        tuic_session: Some(tuic_session.clone()),
+        env,
         ..Default::default()
     };
     let max = app.config.get().max_sessions;
@@ -153,6 +170,11 @@ pub(crate) async fn spawn(app: &App, p: SpawnRequest, spawner: Spawner) -> Resul
         app.mcp.set_pty_description(app, &session.id, Some(description));
     }
     tokio::spawn(watch_exit(app.clone(), session.clone()));
+    if !p.prompt.trim().is_empty()
+        && let Some(link) = super::AgentLink::of(&session)
+    {
+        link.expect_first_turn(plan.deferred_prompt.is_some());
+    }
     if let Some(prompt) = plan.deferred_prompt {
         tokio::spawn(deliver_deferred(app.clone(), session.clone(), prompt, task.task_id.clone()));
     }
@@ -173,18 +195,40 @@ pub(crate) async fn spawn(app: &App, p: SpawnRequest, spawner: Spawner) -> Resul
 }
 
 /// The agent's default flags; for Claude Code this reads its MCP config (on the blocking pool).
-async fn default_flags(adapter: Option<&'static Adapter>, program: &str, p: &SpawnRequest) -> launch::DefaultFlags {
+async fn default_flags(
+    app: &App,
+    adapter: Option<&'static Adapter>,
+    program: &str,
+    p: &SpawnRequest,
+    tuic_session: &str,
+) -> launch::DefaultFlags {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let cwd = p.cwd.clone().map(PathBuf::from).or_else(|| home.clone());
-    let channel_server = match (adapter.map(|a| a.id), cwd) {
-        (Some("claude"), Some(cwd)) => {
-            tokio::task::spawn_blocking(move || super::channels::claude_server_name(&cwd, home.as_deref()))
-                .await
-                .unwrap_or(None)
-        }
-        _ => None,
-    };
-    launch::default_flags(adapter, program, &p.args, channel_server.as_deref())
+    let claude = adapter.is_some_and(|a| a.id == "claude");
+    let (channel_server, bridge) = tokio::task::spawn_blocking(move || {
+        let channel = match (claude, cwd) {
+            (true, Some(cwd)) => super::channels::claude_server_name(&cwd, home.as_deref()),
+            _ => None,
+        };
+        (channel, bridge_path())
+    })
+    .await
+    .unwrap_or((None, None));
+    let bridge = bridge.map(|path| path.display().to_string());
+    let socket = app.socket_path.display().to_string();
+    let mcp = bridge.as_deref().map(|bridge| launch::TuicMcp { bridge, socket: &socket, tuic_session });
+    launch::default_flags(adapter, program, &p.args, channel_server.as_deref(), mcp)
+}
+
+/// `tuic-bridge` beside the running tuicd (an install or a cargo build puts both in one
+/// directory), else the first one on `PATH`.
+fn bridge_path() -> Option<PathBuf> {
+    let beside = std::env::current_exe().ok()?.with_file_name("tuic-bridge");
+    if beside.is_file() {
+        return Some(beside);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join("tuic-bridge")).find(|candidate| candidate.is_file())
 }
 
 fn launch_warning(model_ignored: bool, flags: Option<String>) -> Option<String> {
@@ -196,6 +240,9 @@ fn launch_warning(model_ignored: bool, flags: Option<String>) -> Option<String> 
 /// Drives the session's tasks to their outcome when it exits, whether or not anyone listens.
 async fn watch_exit(app: App, session: Arc<Session>) {
     session.finished().await;
+    // The Gemini CLI settings file written for this launch only (see `launch::default_flags`).
+    let defaults = app.config_dir.join("agents").join(format!("gemini-{}.json", session.tuic_session));
+    let _ = tokio::fs::remove_file(defaults).await;
     let code = session.exit_info().and_then(|e| e.exit_code);
     app.agents.tasks.session_exited(&session.id, code);
 }
@@ -212,11 +259,15 @@ async fn deliver_deferred(app: App, session: Arc<Session>, prompt: String, task_
                 DEFERRED_PROMPT_WATCHDOG.as_secs()
             );
         }
-        super::wait::wait_settled(&session, left).await;
+        super::wait::wait_settled(&session, left, super::wait::FirstTurn::Ignore).await;
         if session.exit_info().is_some() {
             break "the agent session exited before its ready prompt".to_owned();
         }
         match submit(&session, &prompt, None).await {
+            // Written but never taken (and cleared again): try again at the next ready prompt.
+            Ok(receipt) if !receipt.submitted => {
+                tokio::time::sleep(crate::limits::AGENT_TICK_INTERVAL.min(left)).await;
+            }
             Ok(_) => {
                 AgentCounters::bump(&app.agents.counters.deferred_delivered);
                 app.agents.set_prompt_delivery(&session.id, "delivered");

@@ -3,8 +3,11 @@
 //! Under the session's writer lock: refresh the engine, refuse before the first byte unless the
 //! agent is confirmed idle with an empty composer, then write the framed plan (Ctrl-U, bracketed
 //! paste, the gap, Enter), every byte fed to the engine, so the turn epoch advances once at the
-//! Enter. Then, with the lock released, wait for child output past the offset taken just before
-//! the Enter and return the one receipt. Nothing is ever queued.
+//! Enter. For a known agent CLI the receipt then waits to see the agent take the line: it
+//! announces or shows work in the new turn and its composer no longer holds the text. Not seen
+//! within [`SUBMIT_START_WAIT`], the Enter is sent once more (CLIs that read a fast text-then-CR
+//! as a paste drop it); still not seen, the leftover text is cleared, the turn is abandoned and
+//! the receipt says `submitted: false` with the reason. Nothing is ever queued.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,7 +17,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
 
 use super::AgentLink;
+use crate::agent::SubmitRefusal;
 use crate::agent::submit::{self, AckOutcome, SubmitReceipt};
+use crate::limits::{SUBMIT_ACK_TIMEOUT_MAX, SUBMIT_START_POLL, SUBMIT_START_WAIT};
 use crate::session::Session;
 
 /// `session action=submit` parameters.
@@ -45,7 +50,8 @@ pub(crate) enum SubmitError {
     Invalid(String),
 }
 
-/// Submits `text` to `session`. `Ok` means the whole framed write went out.
+/// Submits `text` to `session`. `Ok` means the whole framed write went out; the receipt says
+/// `submitted: true` only when the agent was seen taking the line (see [`verify_start`]).
 pub(crate) async fn submit(
     session: &Arc<Session>,
     text: &str,
@@ -63,7 +69,15 @@ pub(crate) async fn submit(
     let checked = link.with_tracker(|t| (t.check_submit(), t.turn_epoch(), t.composer_state(), t.adapter()));
     let (check, epoch, composer, adapter) = checked;
     if let Err(refusal) = check {
-        return Err(SubmitError::Refused(Box::new(SubmitReceipt::refused(submission_id, refusal, epoch, composer))));
+        let mut receipt = SubmitReceipt::refused(submission_id, refusal, epoch, composer);
+        if let (Some(adapter), SubmitRefusal::ComposerNotEmpty(_)) = (adapter, refusal) {
+            receipt.reason = Some(format!(
+                "the composer holds text (typed, or put back by {} after a cancel); clear it first with {}",
+                adapter.name,
+                submit::key_names(adapter.submit.clear)
+            ));
+        }
+        return Err(SubmitError::Refused(Box::new(receipt)));
     }
     if session.exit_info().is_some() {
         return Err(SubmitError::Invalid(format!("session {} has exited; it takes no input", session.id)));
@@ -79,9 +93,91 @@ pub(crate) async fn submit(
         return Ok(SubmitReceipt::uncertain(submission_id, &e.to_string(), epoch));
     }
     let epoch = link.with_tracker(|t| t.turn_epoch());
+    let Some(adapter) = adapter.filter(|a| submit::verifies_start(a)) else {
+        drop(writer);
+        let outcome = acknowledgement(session, link, offset, epoch, timeout).await;
+        return Ok(SubmitReceipt::written(submission_id, outcome, epoch));
+    };
+    let deadline =
+        Instant::now() + timeout.max(2 * SUBMIT_START_WAIT).min(SUBMIT_ACK_TIMEOUT_MAX.max(2 * SUBMIT_START_WAIT));
+    let mut start = verify_start(session, link, epoch, (Instant::now() + SUBMIT_START_WAIT).min(deadline)).await;
+    let mut retried = false;
+    if start == Start::NotSeen && link.with_tracker(|t| t.turn_epoch()) == epoch {
+        // The CLI read the Enter as part of a paste (or missed it): one more Enter, as the
+        // recipe says, before anything else writes.
+        retried = true;
+        if let Err(e) = session.write_held(Bytes::from_static(plan.enter)).await {
+            return Ok(SubmitReceipt::uncertain(submission_id, &e.to_string(), epoch));
+        }
+        start = verify_start(session, link, epoch, deadline).await;
+    }
+    if start == Start::NotSeen {
+        // Leave the composer as it was: what the agent never took must not prefix the next line.
+        // Cleared only when the screen shows text there (or the CLI's composer cannot be read):
+        // the clearing key on an empty composer can do something else (arm an exit, open a menu).
+        let leftover = link.with_tracker(|t| match t.screen_composer_text() {
+            Some(text) => !text.is_empty(),
+            None => adapter.composer.is_none(),
+        });
+        if leftover && session.exit_info().is_none() {
+            for key in adapter.submit.clear {
+                tokio::time::sleep(plan.gap).await;
+                let _ = session.write_held(Bytes::from_static(key)).await;
+            }
+        }
+        link.abandon_turn();
+        drop(writer);
+        let epoch = link.with_tracker(|t| t.turn_epoch());
+        return Ok(SubmitReceipt::not_taken(submission_id, epoch, adapter.name, retried, leftover));
+    }
     drop(writer);
-    let outcome = acknowledgement(session, link, offset, epoch, timeout).await;
-    Ok(SubmitReceipt::written(submission_id, outcome, epoch))
+    let outcome = match start {
+        Start::Exited => AckOutcome::SessionExited,
+        Start::Superseded => AckOutcome::Superseded,
+        _ => AckOutcome::Moved { bytes: link.fed().saturating_sub(offset) },
+    };
+    Ok(SubmitReceipt::started(submission_id, outcome, epoch, retried))
+}
+
+/// What [`verify_start`] saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Start {
+    /// The agent announced or showed work in this turn, with the composer no longer holding it.
+    Seen,
+    NotSeen,
+    Exited,
+    Superseded,
+}
+
+/// Waits until the agent is seen starting the turn `epoch` opened (an announcement, a hook or a
+/// working screen, and the composer no longer holding the text), or `deadline`.
+async fn verify_start(session: &Session, link: &AgentLink, epoch: u64, deadline: Instant) -> Start {
+    let mut output = link.subscribe_fed();
+    let mut changes = link.subscribe();
+    loop {
+        let (started, current, holding) = link.with_tracker(|t| {
+            (t.turn_started(), t.turn_epoch(), t.screen_composer_text().is_some_and(|text| !text.is_empty()))
+        });
+        if current != epoch {
+            return Start::Superseded;
+        }
+        if started && !holding {
+            return Start::Seen;
+        }
+        if session.exit_info().is_some() {
+            return Start::Exited;
+        }
+        if Instant::now() >= deadline {
+            return Start::NotSeen;
+        }
+        tokio::select! {
+            () = tokio::time::sleep_until(deadline.into()) => {}
+            () = tokio::time::sleep(SUBMIT_START_POLL) => {}
+            _ = output.changed() => {}
+            _ = changes.changed() => {}
+            () = session.finished() => {}
+        }
+    }
 }
 
 /// Waits until the engine has read output past `offset` (so a state read right after the receipt

@@ -122,12 +122,18 @@ async fn inject(app: App, id: Uuid, session: Arc<Session>, entry: QueueEntry, re
         let mut terminals = app.peers.terminals();
         let terminal = terminals.entry(id).or_default();
         terminal.writing = false;
-        if let Err(SubmitError::Refused(_)) = &outcome {
-            // Nothing was written: the entry keeps its place for the next chance.
+        let not_taken = matches!(&outcome, Ok(receipt) if !receipt.submitted);
+        if not_taken || matches!(&outcome, Err(SubmitError::Refused(_))) {
+            // Nothing reached the agent (refused before the first byte, or written but never
+            // taken and cleared again): the entry keeps its place for the next chance.
             terminal.queue.restore(entry);
         }
     }
     match outcome {
+        Ok(receipt) if !receipt.submitted => tracing::info!(
+            source = "agent_msg", recipient = %id, message_id = message_id.as_deref(),
+            reason = receipt.reason.as_deref(), "the recipient did not take the typed message; kept queued"
+        ),
         Ok(receipt) => tracing::info!(
             source = "agent_msg", recipient = %id, message_id = message_id.as_deref(), route = "pty",
             acknowledged = receipt.acknowledged, "typed into the recipient's terminal"
@@ -153,7 +159,8 @@ fn wake(app: &App, id: Uuid, recheck: &UnboundedSender<Uuid>) {
     let (app, recheck) = (app.clone(), recheck.clone());
     tokio::spawn(async move {
         let result = match submit(&session, &notice.text, None).await {
-            Ok(receipt) if receipt.acknowledged => WakeResult::Confirmed,
+            Ok(receipt) if receipt.submitted && receipt.acknowledged => WakeResult::Confirmed,
+            Ok(receipt) if !receipt.submitted => WakeResult::NotStarted,
             Ok(_) => WakeResult::Uncertain,
             Err(_) => WakeResult::NotStarted,
         };

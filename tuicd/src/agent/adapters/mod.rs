@@ -10,6 +10,8 @@ mod table;
 
 pub(crate) use table::ADAPTERS;
 
+use super::markers::Announced;
+
 /// A test over one screen row, applied after the row's box borders and surrounding whitespace
 /// are removed (see [`normalise_row`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,6 +24,9 @@ pub(crate) enum RowRule {
     Exact(&'static str),
     /// The row starts with one of these spinner glyphs, a space, and then contains this text.
     Spinner { glyphs: &'static str, contains: &'static str },
+    /// The row starts with a character in `first..=last` (a whole block of spinner glyphs, such
+    /// as the braille patterns), then a space.
+    GlyphRange { first: char, last: char },
 }
 
 /// How `agent action=spawn` hands the initial prompt to the agent.
@@ -37,6 +42,26 @@ pub(crate) enum PromptDelivery {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Paste {
     Multiline,
+    /// Every prompt: the CLI mangles typed text (drops characters it takes as shortcuts).
+    Always,
+}
+
+/// A window-title rule: while the title matches `rule`, the CLI announces `means`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TitleRule {
+    pub rule: RowRule,
+    pub means: Announced,
+}
+
+/// Where the composer's text is read from the screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ComposerRule {
+    /// What starts the composer row before its text, matched on the row with only its box
+    /// border removed (not trimmed: the prompt's own trailing space may be a no-break space that
+    /// tells the composer from a transcript echo of a past prompt).
+    pub prompts: &'static [&'static str],
+    /// What the CLI shows in an empty composer (placeholder hints), matched on the text.
+    pub placeholders: &'static [RowRule],
 }
 
 /// The byte recipe that submits a line to this agent's composer.
@@ -48,6 +73,9 @@ pub(crate) struct SubmitRecipe {
     /// Pause between the text and Enter: raw-mode TUIs read a paste and a CR in one read as a
     /// pasted newline, not a submit.
     pub enter_gap_ms: u64,
+    /// The keys that empty a composer holding text without doing anything else, each written on
+    /// its own after the recipe's gap (Claude Code reads two Escapes in one read as Alt+Esc).
+    pub clear: &'static [&'static [u8]],
 }
 
 /// Everything tuicd knows about one agent CLI.
@@ -74,6 +102,13 @@ pub(crate) struct Adapter {
     pub confirm_prompts: &'static [RowRule],
     /// The flag that selects a model (`--model`), when the CLI has one tuicd knows.
     pub model_flag: Option<&'static str>,
+    /// Window titles that announce the CLI's state; the first matching rule wins.
+    pub titles: &'static [TitleRule],
+    /// How to read the composer's text from the screen, when the CLI's composer is known.
+    pub composer: Option<ComposerRule>,
+    /// Text in a descendant's command line that marks the CLI's own process (a native binary a
+    /// launcher starts, a re-launch with other runtime flags): the agent itself, never work.
+    pub own_processes: &'static [&'static str],
 }
 
 impl RowRule {
@@ -88,6 +123,10 @@ impl RowRule {
                 chars.next().is_some_and(|c| glyphs.contains(c))
                     && chars.next() == Some(' ')
                     && chars.as_str().contains(contains)
+            }
+            RowRule::GlyphRange { first, last } => {
+                let mut chars = row.chars();
+                chars.next().is_some_and(|c| (first..=last).contains(&c)) && chars.next() == Some(' ')
             }
         }
     }
@@ -109,7 +148,55 @@ pub(crate) fn normalise_row(row: &str) -> &str {
 
 /// A row of nothing but box-drawing and rule characters (or nothing at all).
 pub(crate) fn is_border(row: &str) -> bool {
-    row.chars().all(|c| c.is_whitespace() || ('\u{2500}'..='\u{257f}').contains(&c) || "▔▁-=_".contains(c))
+    row.chars().all(|c| c.is_whitespace() || ('\u{2500}'..='\u{257f}').contains(&c) || "▔▁▀▄-=_".contains(c))
+}
+
+impl Adapter {
+    /// The state the window title announces, by the first matching title rule.
+    pub(crate) fn title_state(&self, title: &str) -> Option<Announced> {
+        let title = title.trim();
+        self.titles.iter().find(|t| t.rule.matches(title)).map(|t| t.means)
+    }
+
+    /// The composer's text on this screen: `Some("")` for an empty composer (placeholder only),
+    /// `None` when no composer row is in view among the bottom `ready_scope` rows.
+    pub(crate) fn composer_text(&self, rows: &[&str]) -> Option<String> {
+        let composer = self.composer?;
+        let candidates = rows.iter().rev().filter(|r| !r.trim().is_empty() && !is_border(r)).take(self.ready_scope);
+        for row in candidates {
+            let row = strip_border(row);
+            for prompt in composer.prompts {
+                let text = if let Some(text) = row.strip_prefix(prompt) {
+                    text
+                } else if row.trim_end() == prompt.trim_end() {
+                    ""
+                } else {
+                    continue;
+                };
+                let text = text.trim();
+                // The selected option of a numbered dialog (`› 1. Yes, proceed`) is not a composer.
+                if numbered_option(text) {
+                    continue;
+                }
+                return Some(if any_match(composer.placeholders, text) { String::new() } else { text.to_owned() });
+            }
+        }
+        None
+    }
+}
+
+/// `1. Yes`: a digit run, a dot and a space.
+fn numbered_option(text: &str) -> bool {
+    let digits = text.chars().take_while(char::is_ascii_digit).count();
+    digits > 0 && text[digits..].starts_with(". ")
+}
+
+/// The row with leading spaces and one box border on each side removed, its own spacing kept.
+fn strip_border(row: &str) -> &str {
+    let s = row.trim_start_matches(' ');
+    let s = s.strip_prefix(BORDERS).map_or(s, |s| s.strip_prefix(' ').unwrap_or(s));
+    let s = s.trim_end_matches(' ');
+    s.strip_suffix(BORDERS).map_or(s, |s| s.trim_end_matches(' '))
 }
 
 /// The adapter whose wire id is `id`.
@@ -133,6 +220,7 @@ impl SubmitRecipe {
         }
         let paste = match self.paste {
             Paste::Multiline => text.contains('\n'),
+            Paste::Always => true,
         };
         if paste {
             first.extend_from_slice(b"\x1b[200~");

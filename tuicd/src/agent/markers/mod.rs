@@ -10,7 +10,7 @@
 mod osc;
 pub(crate) mod text;
 
-pub(crate) use osc::{HookState, Marker};
+pub(crate) use osc::{Announced, HookState, Marker};
 use text::{SuggestParse, parse_intent, parse_suggest};
 
 use crate::limits::{MARKER_LINE_MAX_BYTES, MARKER_OSC_MAX_BYTES, SUGGEST_WRAP_MAX_BYTES, SUGGEST_WRAP_MAX_LINES};

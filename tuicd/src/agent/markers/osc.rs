@@ -12,6 +12,9 @@
 //!   Several keys may share one marker. Values are percent-decoded (`%3B` for `;`, `%7C` for `|`,
 //!   `%25` for `%`), so any text can be carried. Unknown keys and values are ignored, so older
 //!   tuicd versions accept newer hooks.
+//! - `0;<title>` and `2;<title>`: the window title. Agent CLIs put their state there (a spinner
+//!   while working, a ready or "action required" word); the adapter's title rules read it.
+//! - `7501;state=<working|idle|done|blocked>[:kind=<kind>]...`: Codex's own state announcement.
 
 use super::super::event::Intent;
 use super::text::{clean_items, intent_from};
@@ -51,6 +54,19 @@ pub(crate) enum Marker {
         state: u8,
         value: u8,
     },
+    /// OSC 0 / OSC 2: the window title the program set.
+    Title(String),
+    /// OSC 7501 `state=`: the CLI's own word on its state.
+    Announce(Announced),
+}
+
+/// A state a CLI announces itself (OSC 7501, or its window title read through the adapter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Announced {
+    Working,
+    Idle,
+    /// Waiting on the person: an approval or a question.
+    Blocked,
 }
 
 /// Appends the markers one OSC payload carries.
@@ -61,6 +77,8 @@ pub(super) fn dispatch(payload: &[u8], out: &mut Vec<Marker>) {
         "133" => out.extend(shell_integration(rest)),
         "9" => out.extend(progress(rest)),
         "7770" => tuic_marker(rest, out),
+        "0" | "2" => out.push(Marker::Title(rest.to_owned())),
+        "7501" => out.extend(announcement(rest).map(Marker::Announce)),
         _ => {}
     }
 }
@@ -84,6 +102,19 @@ fn progress(rest: &str) -> Option<Marker> {
     let state: u8 = parts.next()?.trim().parse().ok().filter(|s| *s <= 4)?;
     let value: u8 = parts.next().and_then(|v| v.trim().parse().ok()).unwrap_or(0).min(100);
     Some(Marker::Progress { state, value })
+}
+
+/// `state=working|idle|done|blocked[:kind=...]` among `;`-separated fields; `done` is the end of
+/// a turn, which for the tracker is idle (completion stays the end-of-task marker's word).
+fn announcement(rest: &str) -> Option<Announced> {
+    let state = rest.split(';').find_map(|field| field.trim().strip_prefix("state="))?;
+    let word = state.split([':', ',', ' ']).next().unwrap_or("");
+    Some(match word {
+        "working" | "busy" | "running" => Announced::Working,
+        "idle" | "done" | "ready" => Announced::Idle,
+        "blocked" | "waiting" | "awaiting" => Announced::Blocked,
+        _ => return None,
+    })
 }
 
 fn tuic_marker(rest: &str, out: &mut Vec<Marker>) {
@@ -172,6 +203,17 @@ mod tests {
         );
         assert_eq!(parse("7770;state=sleeping;color=blue"), vec![]);
         assert_eq!(parse("7770;suggest="), vec![]);
+    }
+
+    #[test]
+    fn titles_and_codex_state_announcements_are_read() {
+        assert_eq!(parse("0;✳ Claude Code"), vec![Marker::Title("✳ Claude Code".into())]);
+        assert_eq!(parse("2;a;b"), vec![Marker::Title("a;b".into())]);
+        assert_eq!(parse("7501;state=working"), vec![Marker::Announce(Announced::Working)]);
+        assert_eq!(parse("7501;state=done"), vec![Marker::Announce(Announced::Idle)]);
+        assert_eq!(parse("7501;state=blocked:kind=permission"), vec![Marker::Announce(Announced::Blocked)]);
+        assert_eq!(parse("7501;state=exploding"), vec![]);
+        assert_eq!(parse("7501;color=red"), vec![]);
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use super::super::adapters::Adapter;
 use super::super::event::{AgentEvent, Intent};
-use super::super::markers::{HookState, Marker};
+use super::super::markers::{Announced, HookState, Marker};
 use super::super::screen::{self, Screen, Verdict};
 use super::{AgentTracker, INTENT_HISTORY, OpenQuestion, QuestionSource};
 use crate::agent::ShellState;
@@ -22,7 +22,10 @@ impl AgentTracker {
                 events.push(AgentEvent::CommandFinished { exit_code });
             }
             Marker::Hook { state, question } => {
-                self.hook = Some(state);
+                self.hook = Some((state, self.turn_epoch));
+                if state != HookState::Idle {
+                    self.started_epoch = Some(self.turn_epoch);
+                }
                 if state == HookState::Awaiting {
                     let prompt_text = question.unwrap_or_default();
                     events.push(AgentEvent::Question { prompt_text: prompt_text.clone(), confident: true });
@@ -52,6 +55,46 @@ impl AgentTracker {
                 self.progress = (state != 0).then_some(value);
                 events.push(AgentEvent::Progress { state, value });
             }
+            Marker::Title(title) => {
+                // A title no rule knows (a program's own title, a renamed session) leaves the last
+                // announcement standing only for adapters that announce nothing through titles.
+                if let Some(adapter) = self.adapter
+                    && !adapter.titles.is_empty()
+                {
+                    match adapter.title_state(&title) {
+                        Some(announced) => self.announce(announced),
+                        None => self.announced = None,
+                    }
+                }
+            }
+            Marker::Announce(announced) => self.announce(announced),
+        }
+    }
+
+    /// The CLI said it is working, idle or blocked. The same word again is no news: a
+    /// spinner title repainted each frame must not refresh an announcement from an older turn.
+    fn announce(&mut self, announced: Announced) {
+        if self.announced.is_some_and(|(same, _)| same == announced) {
+            return;
+        }
+        self.announced = Some((announced, self.turn_epoch));
+        if announced != Announced::Idle {
+            self.started_epoch = Some(self.turn_epoch);
+        }
+    }
+
+    /// An announced block is a question; when the screen shows no confident one, its text is the
+    /// row that looks like a question, if any. It closes when the announcement moves on.
+    pub(super) fn reconcile_announced_question(&mut self, events: &mut Vec<AgentEvent>) {
+        let blocked = self.fresh_announcement() == Some(Announced::Blocked);
+        match &self.question {
+            None if blocked => {
+                let prompt_text = self.suspected_question.clone().unwrap_or_default();
+                events.push(AgentEvent::Question { prompt_text: prompt_text.clone(), confident: true });
+                self.question = Some(OpenQuestion { prompt_text, choice: None, source: QuestionSource::Announced });
+            }
+            Some(open) if open.source == QuestionSource::Announced && !blocked => self.question = None,
+            _ => {}
         }
     }
 
@@ -76,6 +119,13 @@ impl AgentTracker {
         events: &mut Vec<AgentEvent>,
     ) {
         let verdict = screen::read(adapter, screen);
+        if adapter.composer.is_some() {
+            let rows: Vec<&str> = screen.rows.iter().map(String::as_str).collect();
+            self.screen_composer = adapter.composer_text(&rows).map(|text| (text, now));
+        }
+        if verdict == Verdict::Working {
+            self.started_epoch = Some(self.turn_epoch);
+        }
         match &verdict {
             Verdict::Question(asked) => {
                 let open = OpenQuestion {
@@ -92,6 +142,17 @@ impl AgentTracker {
                 }
             }
             _ if self.question.as_ref().is_some_and(|q| q.source == QuestionSource::Screen) => self.question = None,
+            // An announced block with no dialog drawn yet takes the dialog's text once it shows.
+            _ if self
+                .question
+                .as_ref()
+                .is_some_and(|q| q.source == QuestionSource::Announced && q.prompt_text.is_empty()) =>
+            {
+                if let Some(text) = screen::suspected_question(adapter, screen) {
+                    self.question =
+                        Some(OpenQuestion { prompt_text: text, choice: None, source: QuestionSource::Announced });
+                }
+            }
             _ => {}
         }
         self.suspected_question = match &verdict {

@@ -2,8 +2,13 @@
 //! and clock ticks into `shell_state` / `agent_state` and returns what changed as events.
 //!
 //! Sources, strongest first: OSC 7770 hook states (a hook `busy` is never overridden by
-//! silence), OSC 133 prompt/command markers (plain shells), the adapter's screen reading
-//! (question > working > a ready composer that stays stable), output movement, and silence.
+//! silence), the CLI's own announcements (OSC 7501, its window title read through the adapter),
+//! OSC 133 prompt/command markers (plain shells), the adapter's screen reading (question >
+//! working > a ready composer that stays stable), output movement, and silence.
+//!
+//! A hook state or an announcement speaks for the turn it was said in: once a line is submitted
+//! (a new turn epoch), an idle said before it proves nothing, and the weaker sources decide until
+//! the agent says something new.
 
 mod apply;
 mod completion;
@@ -14,7 +19,7 @@ use std::time::Instant;
 use super::adapters::Adapter;
 use super::event::{AgentEvent, AgentState, AgentStatus, ChoicePrompt, ComposerState, Intent, ShellState};
 use super::input_line::InputLineBuffer;
-use super::markers::{HookState, MarkerParser};
+use super::markers::{Announced, HookState, MarkerParser};
 use super::screen::{self, Screen, Verdict};
 use crate::limits::{AGENT_IDLE, AGENT_READY_CONFIRM, INPUT_ECHO_WINDOW, SHELL_IDLE, USER_INPUT_EVENT_MAX_CHARS};
 use completion::Completion;
@@ -42,6 +47,8 @@ pub(crate) enum SubmitRefusal {
 enum QuestionSource {
     Hook,
     Screen,
+    /// The CLI announced it is blocked on the person (OSC 7501, its title).
+    Announced,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,7 +65,18 @@ pub(crate) struct AgentTracker {
     markers: MarkerParser,
     input: InputLineBuffer,
     turn_epoch: u64,
-    hook: Option<HookState>,
+    /// The latest hook state and the turn epoch it was said in.
+    hook: Option<(HookState, u64)>,
+    /// The CLI's latest announcement and the turn epoch it was said in.
+    announced: Option<(Announced, u64)>,
+    /// The turn epoch in which the agent was last seen starting work.
+    started_epoch: Option<u64>,
+    /// The composer's text as the screen last showed it, and when.
+    screen_composer: Option<(String, Instant)>,
+    last_input: Option<Instant>,
+    /// Spawned with an initial prompt whose turn (opened at or after this epoch: 0 for a prompt
+    /// in argv, 1 for one typed in once the CLI is ready) has not been seen starting yet.
+    first_turn_pending: Option<u64>,
     /// OSC 133 state, for sessions without an agent.
     shell_integration: Option<ShellState>,
     last_output: Option<Instant>,
@@ -93,6 +111,11 @@ impl AgentTracker {
             input: InputLineBuffer::new(),
             turn_epoch: 0,
             hook: None,
+            announced: None,
+            started_epoch: None,
+            screen_composer: None,
+            last_input: None,
+            first_turn_pending: None,
             shell_integration: None,
             last_output: None,
             last_key: None,
@@ -127,6 +150,8 @@ impl AgentTracker {
         }
         self.adapter = adapter;
         self.hook = None;
+        self.announced = None;
+        self.screen_composer = None;
         self.verdict = Verdict::Unknown;
         self.ready_since = None;
         self.content_rows.clear();
@@ -183,11 +208,13 @@ impl AgentTracker {
     /// dialog is on screen the keys answer it and never reach the composer.
     pub(crate) fn on_input(&mut self, bytes: &[u8], now: Instant) -> Vec<AgentEvent> {
         let mut events = Vec::new();
+        self.last_input = Some(now);
         let source = self.question.as_ref().map(|q| q.source.clone());
         if source == Some(QuestionSource::Hook) {
             self.question = None;
         }
-        let submitted = if source == Some(QuestionSource::Screen) { Vec::new() } else { self.input.feed(bytes) };
+        let answers_dialog = matches!(source, Some(QuestionSource::Screen | QuestionSource::Announced));
+        let submitted = if answers_dialog { Vec::new() } else { self.input.feed(bytes) };
         self.last_key = if submitted.is_empty() { Some(now) } else { None };
         for line in submitted {
             self.open_turn(now);
@@ -217,8 +244,62 @@ impl AgentTracker {
         self.turn_epoch
     }
 
+    /// The composer: what the screen shows when it was read after the latest keystroke echoed,
+    /// else what the writers typed (text the screen shows counts either way: a CLI puts a
+    /// cancelled prompt back after Ctrl-C, and a dropped Enter leaves the text in place).
     pub(crate) fn composer_state(&self) -> ComposerState {
-        self.input.state()
+        let typed = self.input.state();
+        match &self.screen_composer {
+            Some((text, _)) if !text.is_empty() => ComposerState::Partial,
+            Some((_, at))
+                if self.last_input.is_none_or(|key| at.saturating_duration_since(key) >= INPUT_ECHO_WINDOW) =>
+            {
+                ComposerState::Empty
+            }
+            _ => typed,
+        }
+    }
+
+    /// The composer's text as the screen shows it, when the adapter can read it.
+    pub(crate) fn screen_composer_text(&self) -> Option<&str> {
+        self.screen_composer.as_ref().map(|(text, _)| text.as_str())
+    }
+
+    /// Whether the agent was seen starting work (an announcement, a hook, a working screen)
+    /// since the latest submitted line opened the current turn.
+    pub(crate) fn turn_started(&self) -> bool {
+        self.started_epoch == Some(self.turn_epoch)
+    }
+
+    /// The agent was spawned with an initial prompt: a waiter for idle waits for that turn to
+    /// start and end, not for the ready prompt the CLI shows before it (see [`Self::first_turn_pending`]).
+    pub(crate) fn expect_first_turn(&mut self, typed: bool) {
+        self.first_turn_pending = Some(u64::from(typed));
+    }
+
+    /// The initial prompt's turn has not been seen starting (cleared by any start, or by
+    /// [`Self::give_up_first_turn`] when the prompt was never delivered).
+    pub(crate) fn first_turn_pending(&self) -> bool {
+        self.first_turn_pending.is_some()
+    }
+
+    pub(crate) fn give_up_first_turn(&mut self) {
+        self.first_turn_pending = None;
+    }
+
+    /// The latest submitted line never reached the agent (its Enter was dropped): what the agent
+    /// said before it speaks for now again, and the typed composer is what the screen shows.
+    pub(crate) fn abandon_turn(&mut self, now: Instant) -> Vec<AgentEvent> {
+        let epoch = self.turn_epoch;
+        if let Some((_, said)) = &mut self.hook {
+            *said = epoch;
+        }
+        if let Some((_, said)) = &mut self.announced {
+            *said = epoch;
+        }
+        let mut events = Vec::new();
+        self.settle(now, &mut events);
+        events
     }
 
     /// The one definition of a confirmed idle (see [`Readiness`]).
@@ -297,10 +378,18 @@ impl AgentTracker {
 
     /// `shell_state`, and whether an idle is confirmed rather than inferred from silence.
     fn derive_shell(&self, now: Instant) -> (Option<ShellState>, bool) {
-        if let Some(hook) = self.hook {
+        if let Some((hook, said)) = self.hook
+            && said == self.turn_epoch
+        {
             return match hook {
                 HookState::Busy => (Some(ShellState::Busy), false),
                 HookState::Idle | HookState::Awaiting => (Some(ShellState::Idle), true),
+            };
+        }
+        if let Some(announced) = self.fresh_announcement() {
+            return match announced {
+                Announced::Working => (Some(ShellState::Busy), false),
+                Announced::Idle | Announced::Blocked => (Some(ShellState::Idle), true),
             };
         }
         if self.adapter.is_none()
@@ -345,7 +434,16 @@ impl AgentTracker {
         })
     }
 
+    /// The CLI's announcement, when it was said in the current turn.
+    fn fresh_announcement(&self) -> Option<Announced> {
+        self.announced.filter(|(_, said)| *said == self.turn_epoch).map(|(announced, _)| announced)
+    }
+
     fn settle(&mut self, now: Instant, events: &mut Vec<AgentEvent>) {
+        self.reconcile_announced_question(events);
+        if self.turn_started() && self.first_turn_pending.is_some_and(|from| self.turn_epoch >= from) {
+            self.first_turn_pending = None;
+        }
         let (mut shell, proven) = self.derive_shell(now);
         if self.adapter.is_some() && self.completion.is_completed(self.turn_epoch) && !self.background_work {
             shell = Some(ShellState::Idle);

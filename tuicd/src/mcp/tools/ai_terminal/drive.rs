@@ -12,7 +12,7 @@ use super::common::{claim, confirmed, pattern, preview, target};
 use super::observe::{lines_param, screen_answer, wait_budget, watch};
 use crate::agent_runtime::AgentLink;
 use crate::agent_runtime::submit::{SubmitError, submit};
-use crate::agent_runtime::wait::wait_settled;
+use crate::agent_runtime::wait::{FirstTurn, wait_settled};
 use crate::limits::{AI_TERMINAL_DRIVE_DEFAULT_MS, AI_TERMINAL_DRIVE_LINES_DEFAULT, AI_TERMINAL_INPUT_MAX_BYTES};
 use crate::mcp::tools::session::agent::{inject, prefill_only};
 use crate::mcp::tools::session::keys::bytes_for;
@@ -145,7 +145,9 @@ pub(super) async fn drive_agent(ctx: &CallContext, p: DriveAgent) -> Result<Valu
     }
     let reason = match &regex {
         Some(regex) => watch(&session, Some(regex), std::time::Duration::ZERO, deadline).await.0,
-        None if is_agent => outcome(wait_settled(&session, deadline.saturating_duration_since(Instant::now())).await),
+        None if is_agent => {
+            outcome(wait_settled(&session, deadline.saturating_duration_since(Instant::now()), FirstTurn::Await).await)
+        }
         None => {
             // A shell reads idle until the echo arrives: wait for output first, then for idle.
             if p.command.is_some() {

@@ -56,7 +56,12 @@ pub(super) async fn wait(ctx: &CallContext, p: Wait) -> Result<Value, ToolError>
         && let Ok(session) = ctx.app.sessions.resolve(&p.session_id)
         && crate::agent_runtime::AgentLink::of(&session).and_then(crate::agent_runtime::AgentLink::adapter).is_some()
     {
-        let outcome = crate::agent_runtime::wait::wait_settled(&session, Duration::from_millis(timeout_ms)).await;
+        let outcome = crate::agent_runtime::wait::wait_settled(
+            &session,
+            Duration::from_millis(timeout_ms),
+            crate::agent_runtime::wait::FirstTurn::Await,
+        )
+        .await;
         return super::agent::wait_answer(&session, outcome == WaitOutcome::Reached, timeout_ms);
     }
     // Step 1: tombstones included, nothing subscribed.

@@ -1,0 +1,76 @@
+"""Claude Code: launch recipe for the real-agent test bed (see bed.py).
+
+Claude Code is a native (Bun-compiled) binary that reads ~/.claude.json (global state: onboarding,
+theme, per-project trust, approved API keys) and ~/.claude/settings.json (settings). With HOME
+inside the throwaway dir both live there. It talks Anthropic Messages to ANTHROPIC_BASE_URL.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+VERSION = "2.1.197"
+PROTOCOL = "anthropic"
+
+HERE = Path(__file__).resolve().parent
+BINARY = HERE.parent / "node_modules" / ".bin" / "claude"
+
+# A fake key in the real key's shape; Claude Code asks to approve a custom key once, keyed by its
+# last 20 characters (customApiKeyResponses.approved).
+API_KEY = "sk-ant-api03-tuic-fake-key-for-scripted-model-server-000000000000AA"
+
+
+def prepare(home: Path, cwd: Path, base_url: str) -> dict:
+    home = Path(home)
+    cwd = Path(cwd).resolve()
+    (home / ".claude").mkdir(parents=True, exist_ok=True)
+    for sub in (".config", ".cache", ".local/share", ".local/state"):
+        (home / sub).mkdir(parents=True, exist_ok=True)
+    project = {
+        "allowedTools": [],
+        "hasTrustDialogAccepted": True,
+        "hasCompletedProjectOnboarding": True,
+        "projectOnboardingSeenCount": 1,
+        "hasClaudeMdExternalIncludesApproved": False,
+        "hasClaudeMdExternalIncludesWarningShown": True,
+    }
+    state = {
+        "numStartups": 1,
+        "installMethod": "npm",
+        "autoUpdates": False,
+        "hasCompletedOnboarding": True,
+        "lastOnboardingVersion": VERSION,
+        "lastReleaseNotesSeen": VERSION,
+        "theme": "dark",
+        "hasSeenTasksHint": True,
+        "hasIdeOnboardingBeenShown": {"vscode": True},
+        "bypassPermissionsModeAccepted": False,
+        "opusProMigrationComplete": True,
+        "sonnet45MigrationComplete": True,
+        "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []},
+        "projects": {str(cwd): project},
+    }
+    (home / ".claude.json").write_text(json.dumps(state, indent=2))
+    settings_path = home / ".claude" / "settings.json"
+    settings = json.loads(settings_path.read_text()) if settings_path.exists() else {}
+    settings.setdefault("autoUpdates", False)
+    settings.setdefault("theme", "dark")
+    settings_path.write_text(json.dumps(settings, indent=2))
+    env = {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_DATA_HOME": str(home / ".local/share"),
+        "XDG_STATE_HOME": str(home / ".local/state"),
+        "ANTHROPIC_BASE_URL": base_url,
+        "ANTHROPIC_API_KEY": API_KEY,
+        "DISABLE_AUTOUPDATER": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+        "DISABLE_BUG_COMMAND": "1",
+        "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1",
+        "CLAUDE_CODE_IDE_SKIP_AUTO_INSTALL": "1",
+    }
+    return {"argv": [str(BINARY)], "env": env}

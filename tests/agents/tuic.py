@@ -1,0 +1,186 @@
+"""A small client for tuicd's HTTP API over its Unix socket, and the test bed's processes.
+
+Used by the recorder (record.py) and the benchmark (bench.py): start a model server and a tuicd
+in a temp dir, launch a real CLI in a tuicd session the way bed.py says, type into it and read
+its screen and state. Python stdlib only.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import bed  # noqa: E402
+
+
+class UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path: str, timeout: float = 330):
+        super().__init__("tuic", timeout=timeout)
+        self.path = path
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(self.path)
+
+
+def wait_for(what: str, check, timeout: float = 30.0, interval: float = 0.05):
+    """Polls `check` until it returns something truthy; fails naming `what` at the deadline."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(interval)
+
+
+class Tuicd:
+    """A tuicd on a socket in its own config dir."""
+
+    def __init__(self, binary: str, root: Path):
+        self.dir = root / "tuic"
+        self.dir.mkdir(mode=0o700, parents=True)
+        self.socket = self.dir / "mcp.sock"
+        self.log = open(root / "tuicd.log", "wb")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TUIC_")}
+        env["RUST_LOG"] = env.get("RUST_LOG", "info")
+        env["TUIC_CREDENTIALS_STORE"] = "file"
+        self.process = subprocess.Popen(
+            [binary, "--config-dir", str(self.dir)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=self.log, env=env,
+        )
+        wait_for("tuicd /health", self._healthy, timeout=30)
+
+    def _healthy(self):
+        try:
+            return self.request("GET", "/health")
+        except OSError:
+            return None
+
+    def request(self, method: str, path: str, body=None):
+        conn = UnixConnection(str(self.socket))
+        data = None if body is None else json.dumps(body).encode()
+        headers = {"content-type": "application/json"} if data is not None else {}
+        conn.request(method, path, body=data, headers=headers)
+        response = conn.getresponse()
+        raw = response.read()
+        conn.close()
+        value = json.loads(raw) if raw else None
+        if response.status >= 400:
+            raise RuntimeError(f"{method} {path}: {response.status} {raw[:300]!r}")
+        return value
+
+    def mcp(self, tool: str, arguments: dict, session: str | None = None):
+        """One MCP tools/call on POST /mcp (stateless JSON answer), returning the parsed JSON text."""
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+        conn = UnixConnection(str(self.socket))
+        headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+        if session:
+            headers["mcp-session-id"] = session
+        conn.request("POST", "/mcp", body=json.dumps(body).encode(), headers=headers)
+        response = conn.getresponse()
+        raw = response.read().decode()
+        conn.close()
+        if raw.startswith("event:") or raw.startswith("data:"):
+            raw = next(line[5:].strip() for line in raw.splitlines() if line.startswith("data:"))
+        answer = json.loads(raw)
+        if "error" in answer:
+            raise RuntimeError(f"mcp {tool}: {answer['error']}")
+        text = answer["result"]["content"][0]["text"]
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        self.log.close()
+
+
+class ModelServer:
+    def __init__(self, root: Path):
+        port_file = root / "model.port"
+        self.log_path = root / "model.jsonl"
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "model_server.server", "--port-file", str(port_file), "--log", str(self.log_path)],
+            cwd=HERE, stdin=subprocess.DEVNULL,
+        )
+        self.port = int(wait_for("the model server's port", lambda: port_file.exists() and port_file.read_text()))
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def log(self) -> list[dict]:
+        with urllib.request.urlopen(self.url + "/_log", timeout=10) as response:
+            return json.loads(response.read())
+
+    def requests(self, main_only: bool = True) -> list[dict]:
+        return [r for r in self.log() if "event" not in r and r.get("protocol") != "unknown" and (r["main"] or not main_only)]
+
+    def answered(self) -> int:
+        return sum(1 for r in self.log() if r.get("event") == "answered" and r.get("main"))
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+def make_repo(path: Path) -> Path:
+    path.mkdir(parents=True)
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@e", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@e")
+    subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True, env=env)
+    (path / "README.md").write_text("# scratch\n")
+    (path / "app.py").write_text("print('hello')\n")
+    subprocess.run(["git", "-C", str(path), "add", "."], check=True, env=env)
+    subprocess.run(["git", "-C", str(path), "commit", "-qm", "init"], check=True, env=env)
+    return path
+
+
+class Bed:
+    """A temp dir holding a model server, a tuicd and a git repository for the CLIs to work in."""
+
+    def __init__(self, tuicd_binary: str):
+        self.root = Path(tempfile.mkdtemp(prefix="tuic-agents-"))
+        self.model = ModelServer(self.root)
+        self.tuicd = Tuicd(tuicd_binary, self.root)
+        self.repo = make_repo(self.root / "repo")
+
+    def launch(self, cli: str, rows: int = 40, cols: int = 120, capture: bool = False) -> tuple[str, dict]:
+        """Starts `cli` in a new tuicd session; returns (session_id, launch spec)."""
+        home = self.root / f"home-{cli}"
+        spec = bed.launch(cli, self.model.url, home, self.repo)
+        if capture:
+            self.tuicd.request("POST", "/diagnostics/capture", {"enabled": True})
+        created = self.tuicd.request("POST", "/sessions", {
+            "shell": spec["argv"][0], "args": spec["argv"][1:], "cwd": str(self.repo), "env": spec["env"],
+            "rows": rows, "cols": cols, "agent_type": cli,
+        })
+        return created["session_id"], spec
+
+    def screen(self, session: str) -> list[str]:
+        return self.tuicd.request("GET", f"/sessions/{session}/output?format=log&limit=1")["screen"]
+
+    def state(self, session: str) -> dict:
+        return self.tuicd.request("GET", f"/sessions/{session}")["state"]
+
+    def write(self, session: str, data: str) -> None:
+        self.tuicd.request("POST", f"/sessions/{session}/write", {"data": data})
+
+    def close(self):
+        self.tuicd.stop()
+        self.model.stop()
