@@ -30,7 +30,7 @@ FIXTURES = HERE.parent.parent / "tuicd" / "tests" / "fixtures" / "agents"
 
 # What differs per CLI: the text its permission dialog shows, and the key that approves it once.
 CLIS = {
-    "claude": {"ready": r"\? for shortcuts", "dialog": r"Do you want to proceed\?", "approve": "1"},
+    "claude": {"ready": r"\? for shortcuts", "dialog": r"Do you want to proceed\?", "approve": "1", "restores": True},
     "codex": {"ready": r"GPT-[\d.]+ \w+ ·", "dialog": r"Would you like to run", "approve": "y"},
     "gemini": {"ready": r"Type your message", "dialog": r"Allow execution|Apply this change|Allow once", "approve": "1"},
     "opencode": {"ready": r"enter send|ctrl\+p", "dialog": r"Permission required|Allow once", "approve": "\r"},
@@ -79,7 +79,7 @@ class Recorder:
         at_us = int((time.monotonic() - self.started) * 1e6)
         header = [f"# Recorded from {self.cli} {self.version} by tests/agents/record.py (step {name}).",
                   f"expect: {expect}"]
-        for key in ("question", "confirmed", "hold"):
+        for key in ("question", "confirmed", "hold", "composer"):
             if key in truth:
                 value = truth[key]
                 header.append(f"{key}: {str(value).lower() if isinstance(value, bool) else value}")
@@ -131,7 +131,8 @@ def record(binary: str, cli: str) -> None:
         time.sleep(1.0)
         r.type("\x03")
         r.wait_still()
-        r.snap("cancelled", "idle")
+        # Claude Code puts the cancelled prompt back into its composer; the others leave it empty.
+        r.snap("cancelled", "idle", composer="partial" if keys.get("restores") else "empty")
         # The capture and its labels, for the replay test.
         capture = bed.tuicd.dir / "captures" / f"{session}.tcap"
         shutil.copy(capture, r.out / f"{version}-session.tcap")

@@ -50,12 +50,13 @@ def wait_for(what: str, check, timeout: float = 30.0, interval: float = 0.05):
 class Tuicd:
     """A tuicd on a socket in its own config dir."""
 
-    def __init__(self, binary: str, root: Path):
+    def __init__(self, binary: str, root: Path, env: dict | None = None):
+        """`env` is merged into the daemon's own environment (spawned agents inherit it)."""
         self.dir = root / "tuic"
         self.dir.mkdir(mode=0o700, parents=True)
         self.socket = self.dir / "mcp.sock"
         self.log = open(root / "tuicd.log", "wb")
-        env = {k: v for k, v in os.environ.items() if not k.startswith("TUIC_")}
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TUIC_")} | (env or {})
         env["RUST_LOG"] = env.get("RUST_LOG", "info")
         env["TUIC_CREDENTIALS_STORE"] = "file"
         self.process = subprocess.Popen(
@@ -83,27 +84,45 @@ class Tuicd:
             raise RuntimeError(f"{method} {path}: {response.status} {raw[:300]!r}")
         return value
 
-    def mcp(self, tool: str, arguments: dict, session: str | None = None):
-        """One MCP tools/call on POST /mcp (stateless JSON answer), returning the parsed JSON text."""
-        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+    def _rpc(self, method: str, params: dict, session: str | None = None, headers: dict | None = None):
+        """One JSON-RPC request on POST /mcp: (the answer, its mcp-session-id header)."""
+        body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
         conn = UnixConnection(str(self.socket))
-        headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+        sent = {"content-type": "application/json", "accept": "application/json, text/event-stream"} | (headers or {})
         if session:
-            headers["mcp-session-id"] = session
-        conn.request("POST", "/mcp", body=json.dumps(body).encode(), headers=headers)
+            sent["mcp-session-id"] = session
+        conn.request("POST", "/mcp", body=json.dumps(body).encode(), headers=sent)
         response = conn.getresponse()
         raw = response.read().decode()
+        session_id = response.getheader("mcp-session-id")
         conn.close()
         if raw.startswith("event:") or raw.startswith("data:"):
             raw = next(line[5:].strip() for line in raw.splitlines() if line.startswith("data:"))
-        answer = json.loads(raw)
+        return json.loads(raw), session_id
+
+    def mcp_initialize(self, headers: dict | None = None) -> str:
+        """An MCP protocol session (e.g. `{"x-tuic-session": uuid}` binds it to that identity); its id."""
+        params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "tuic-tests", "version": "0"}}
+        answer, session_id = self._rpc("initialize", params, headers=headers)
+        if "error" in answer or not session_id:
+            raise RuntimeError(f"mcp initialize: {answer}")
+        return session_id
+
+    def mcp_call(self, tool: str, arguments: dict, session: str | None = None, headers: dict | None = None):
+        """One MCP tools/call: (isError, the parsed JSON text). A JSON-RPC error raises."""
+        answer, _ = self._rpc("tools/call", {"name": tool, "arguments": arguments}, session, headers)
         if "error" in answer:
             raise RuntimeError(f"mcp {tool}: {answer['error']}")
         text = answer["result"]["content"][0]["text"]
         try:
-            return json.loads(text)
+            value = json.loads(text)
         except ValueError:
-            return text
+            value = text
+        return bool(answer["result"].get("isError")), value
+
+    def mcp(self, tool: str, arguments: dict, session: str | None = None):
+        """One MCP tools/call on POST /mcp (stateless JSON answer), returning the parsed JSON text."""
+        return self.mcp_call(tool, arguments, session)[1]
 
     def stop(self):
         self.process.terminate()
@@ -154,16 +173,22 @@ def make_repo(path: Path) -> Path:
 class Bed:
     """A temp dir holding a model server, a tuicd and a git repository for the CLIs to work in."""
 
-    def __init__(self, tuicd_binary: str):
+    def __init__(self, tuicd_binary: str, env=None):
+        """`env`: merged into tuicd's environment; a dict, or a function of this Bed (its model
+        server and repository are up by then), e.g. `lambda b: b.spec("claude")["env"]` so that
+        agents tuicd spawns itself start the way `launch` starts them."""
         self.root = Path(tempfile.mkdtemp(prefix="tuic-agents-"))
         self.model = ModelServer(self.root)
-        self.tuicd = Tuicd(tuicd_binary, self.root)
         self.repo = make_repo(self.root / "repo")
+        self.tuicd = Tuicd(tuicd_binary, self.root, env(self) if callable(env) else env)
+
+    def spec(self, cli: str) -> dict:
+        """Writes `cli`'s config files into its home under this Bed; returns bed.py's launch spec."""
+        return bed.launch(cli, self.model.url, self.root / f"home-{cli}", self.repo)
 
     def launch(self, cli: str, rows: int = 40, cols: int = 120, capture: bool = False) -> tuple[str, dict]:
         """Starts `cli` in a new tuicd session; returns (session_id, launch spec)."""
-        home = self.root / f"home-{cli}"
-        spec = bed.launch(cli, self.model.url, home, self.repo)
+        spec = self.spec(cli)
         if capture:
             self.tuicd.request("POST", "/diagnostics/capture", {"enabled": True})
         created = self.tuicd.request("POST", "/sessions", {

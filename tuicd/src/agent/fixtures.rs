@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::adapters::by_id;
-use super::{AgentState, AgentTracker, Readiness, Screen};
+use super::{AgentState, AgentTracker, ComposerState, Readiness, Screen};
 
 #[derive(Debug, Default)]
 struct Fixture {
@@ -15,6 +15,7 @@ struct Fixture {
     intent: Option<String>,
     confirmed: Option<bool>,
     hold: Option<bool>,
+    composer: Option<ComposerState>,
     cursor: Option<(u16, u16)>,
     alternate: bool,
     new_turn: bool,
@@ -37,6 +38,7 @@ fn parse(path: &Path) -> Fixture {
             "intent" => fixture.intent = Some(value.to_owned()),
             "confirmed" => fixture.confirmed = Some(value == "true"),
             "hold" => fixture.hold = Some(value == "true"),
+            "composer" => fixture.composer = Some(composer(value)),
             "cursor" => {
                 let (row, col) = value.split_once(' ').unwrap();
                 fixture.cursor = Some((row.parse().unwrap(), col.parse().unwrap()));
@@ -58,6 +60,15 @@ fn state(value: &str) -> AgentState {
         "idle" => AgentState::Idle,
         "completed" => AgentState::Completed,
         other => panic!("unknown state {other:?}"),
+    }
+}
+
+fn composer(value: &str) -> ComposerState {
+    match value {
+        "empty" => ComposerState::Empty,
+        "partial" => ComposerState::Partial,
+        "unknown" => ComposerState::Unknown,
+        other => panic!("unknown composer state {other:?}"),
     }
 }
 
@@ -119,6 +130,9 @@ fn every_recorded_screen_gives_its_expected_state() {
             failures
                 .push(format!("{name}: idle_confirmed {}, expected {:?}", status.idle_confirmed, fixture.confirmed));
         }
+        if fixture.composer.is_some_and(|c| c != tracker.composer_state()) {
+            failures.push(format!("{name}: composer {:?}, expected {:?}", tracker.composer_state(), fixture.composer));
+        }
         let held = tracker.check_submit().is_err();
         if fixture.hold.is_some_and(|h| h != held) {
             failures.push(format!("{name}: typing held {held}, expected {:?}", fixture.hold));
@@ -141,8 +155,10 @@ fn disagreement(tracker: &AgentTracker) -> Option<String> {
     let submit = tracker.check_submit().is_ok();
     let question = matches!(readiness, Readiness::Question { .. });
     let waited = readiness.settled();
+    // Text in the composer holds typing without making the agent any less idle.
+    let composer_empty = tracker.composer_state() == ComposerState::Empty;
     let agrees = status.idle_confirmed == confirmed
-        && submit == confirmed
+        && submit == (confirmed && composer_empty)
         && waited == (confirmed || question)
         && (!confirmed || matches!(status.agent_state, Some(AgentState::Idle | AgentState::Completed)))
         && status.awaiting_input == (readiness == Readiness::Question { confident: true });
@@ -164,4 +180,108 @@ fn every_agent_with_screen_rules_has_positive_and_negative_fixtures() {
             assert!(states.contains(&needed), "{}: no fixture expecting {needed:?}", adapter.id);
         }
     }
+}
+
+/// One recorded session: `<version>-session.tcap` (every byte that crossed the PTY, with its
+/// time) and `<version>-session.labels` (its size, then the truth at each step of the recording:
+/// what the model server's log and the recorder's own steps say the agent was doing).
+struct Recording {
+    agent: String,
+    path: std::path::PathBuf,
+    rows: u16,
+    cols: u16,
+    labels: Vec<serde_json::Value>,
+}
+
+fn recordings() -> Vec<Recording> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/agents");
+    let mut found = Vec::new();
+    for (agent, path) in fixture_files().into_iter().map(|(a, p)| (a, p.parent().unwrap().to_owned())) {
+        for entry in std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()) {
+            if entry.extension().is_some_and(|e| e == "labels") && !found.iter().any(|r: &Recording| r.path == entry) {
+                let text = std::fs::read_to_string(&entry).unwrap();
+                let mut lines = text.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap());
+                let meta = lines.next().unwrap();
+                let size = |key: &str| u16::try_from(meta[key].as_u64().unwrap()).unwrap();
+                found.push(Recording {
+                    agent: agent.clone(),
+                    path: entry.clone(),
+                    rows: size("rows"),
+                    cols: size("cols"),
+                    labels: lines.collect(),
+                });
+            }
+        }
+    }
+    assert!(root.exists());
+    found
+}
+
+/// Feeds the capture's records up to `until_us` through vt100 and the tracker, as the session does.
+fn feed_until(
+    records: &mut std::iter::Peekable<std::vec::IntoIter<crate::session::capture::Record>>,
+    until_us: u64,
+    parser: &mut vt100::Parser,
+    tracker: &mut AgentTracker,
+    t0: Instant,
+    cols: u16,
+) {
+    use crate::session::capture::Direction;
+    while let Some(record) = records.next_if(|r| r.micros <= until_us) {
+        let now = t0 + Duration::from_micros(record.micros);
+        match record.direction {
+            Direction::Input => {
+                tracker.on_input(&record.data, now);
+            }
+            Direction::Output => {
+                parser.process(&record.data);
+                tracker.on_output(&record.data, now);
+                let screen = parser.screen();
+                let rows: Vec<String> = screen.rows(0, cols).map(|r| r.trim_end().to_owned()).collect();
+                let view =
+                    Screen { rows: &rows, cursor: screen.cursor_position(), alternate: screen.alternate_screen() };
+                tracker.on_screen(&view, now);
+            }
+        }
+    }
+}
+
+#[test]
+fn every_recorded_session_gives_the_true_state_at_each_labelled_step() {
+    let recordings = recordings();
+    assert!(recordings.len() >= 3, "the real-CLI recordings went missing: {}", recordings.len());
+    let mut failures = Vec::new();
+    for recording in &recordings {
+        let tcap = recording.path.with_extension("tcap");
+        let mut records = crate::session::capture::read_file(&tcap).unwrap().into_iter().peekable();
+        let adapter = by_id(&recording.agent).unwrap();
+        let mut tracker = AgentTracker::new(Some(adapter));
+        let nz = |n: u16| std::num::NonZeroU16::new(n).unwrap();
+        let mut parser = vt100::Parser::new(nz(recording.rows), nz(recording.cols), 0);
+        let t0 = Instant::now();
+        let name = recording.path.file_name().unwrap().to_string_lossy().into_owned();
+        for label in &recording.labels {
+            let at = label["at_us"].as_u64().unwrap();
+            feed_until(&mut records, at, &mut parser, &mut tracker, t0, recording.cols);
+            tracker.tick(t0 + Duration::from_micros(at));
+            let status = tracker.snapshot();
+            let step = label["step"].as_str().unwrap();
+            let expect = state(label["expect"].as_str().unwrap());
+            if status.agent_state != Some(expect) {
+                failures.push(format!("{name} {step}: agent_state {:?}, the truth is {expect:?}", status.agent_state));
+            }
+            if let Some(confirmed) = label["confirmed"].as_bool()
+                && confirmed != status.idle_confirmed
+            {
+                failures
+                    .push(format!("{name} {step}: idle_confirmed {}, the truth is {confirmed}", status.idle_confirmed));
+            }
+            if let Some(text) = label["composer"].as_str()
+                && composer(text) != tracker.composer_state()
+            {
+                failures.push(format!("{name} {step}: composer {:?}, the truth is {text}", tracker.composer_state()));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} labelled steps failed:\n{}", failures.len(), failures.join("\n"));
 }

@@ -259,13 +259,15 @@ mod tests {
     }
 
     #[test]
-    fn a_prefill_only_agent_gets_the_framed_multiline_submit() {
+    fn a_prefill_only_agent_gets_the_framed_pasted_submit() {
         let codex = by_id("codex").unwrap();
         assert_eq!(codex.prompt_delivery, PromptDelivery::Deferred);
         let (first, enter) = codex.submit.frame("fix it\nplease");
         assert_eq!(first, b"\x15\x1b[200~fix it\nplease\x1b[201~");
         assert_eq!(enter, b"\r");
-        assert_eq!(codex.submit.frame("one line").0, b"\x15one line");
+        assert_eq!(codex.submit.frame("one line").0, b"\x15\x1b[200~one line\x1b[201~", "codex pastes every prompt");
+        let claude = by_id("claude").unwrap();
+        assert_eq!(claude.submit.frame("one line").0, b"one line");
     }
 
     #[test]

@@ -317,7 +317,7 @@ impl AgentTracker {
             Readiness::Busy => return Err(SubmitRefusal::Busy),
             Readiness::Unconfirmed => return Err(SubmitRefusal::Unconfirmed),
         }
-        match self.input.state() {
+        match self.composer_state() {
             ComposerState::Empty => Ok(()),
             other => Err(SubmitRefusal::ComposerNotEmpty(other)),
         }
@@ -350,7 +350,7 @@ impl AgentTracker {
             suggested_actions: self.completion.suggestions(self.turn_epoch).map(<[String]>::to_vec),
             progress: self.progress,
             last_exit_code: self.last_exit_code,
-            composer_state: self.input.state(),
+            composer_state: self.composer_state(),
         }
     }
 
