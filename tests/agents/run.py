@@ -106,6 +106,11 @@ class Agent:
         lines = [r.rstrip() for r in self.bed.screen(self.session) if r.strip()]
         return " | ".join(lines[-rows:])
 
+    def notices(self) -> list[str]:
+        """Warnings and errors the CLI printed on its screen."""
+        rows = self.bed.screen(self.session)
+        return [r.strip() for r in rows if re.search(r"warning|skipping|insecure|MCP issues|error|must be", r, re.I)]
+
     def write(self, data: str):
         self.bed.write(self.session, data)
 
@@ -359,7 +364,7 @@ def check_spawn(bed: Bed, cli: str, binary: Path) -> str:
         state = agent.state()
         if agent.info()["exited"]:
             raise Failed(f"the spawned {cli} exited (code {agent.info().get('exit_code')}); "
-                         f"launch_warning {spawned.get('launch_warning')!r}; screen: {agent.tail()}")
+                         f"launch_warning {spawned.get('launch_warning')!r}; its last words: {agent.tail(4)}")
         if state.get("agent_state") != "awaiting_input":
             break
         agent.write(CLIS[cli]["approve"])  # the person allows the MCP tool call
@@ -368,7 +373,8 @@ def check_spawn(bed: Bed, cli: str, binary: Path) -> str:
     results = [r for r in requests if r["last_is_tool_result"]]
     listed = [r for r in results if session in r["tool_result_text"] or spawned["alias"] in r["tool_result_text"]]
     check(listed, f"no tool result holding the session list reached the model; main requests: "
-                  f"{[(r['prompt'][:60], r['tool_result_text'][:100]) for r in requests]}; screen: {agent.tail()}")
+                  f"{[(r['prompt'][:60], r['tool_result_text'][:100]) for r in requests]}; the CLI's notices: "
+                  f"{agent.notices()}; screen: {agent.tail(3)}")
     state = agent.state()
     check(state.get("agent_state") == "idle" and state.get("idle_confirmed"), f"not idle at the end: {brief(state)}")
     return f"session list served to the spawned {cli} ({len(listed[0]['tool_result_text'])} chars)"

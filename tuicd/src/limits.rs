@@ -57,6 +57,10 @@ pub const AGENT_IDLE: Duration = Duration::from_millis(2500);
 /// An agent's ready prompt must stay on screen, with nothing else moving, this long to be a
 /// *confirmed* idle (what submit and injection require); a prompt flashing between tool calls is not.
 pub const AGENT_READY_CONFIRM: Duration = Duration::from_millis(1500);
+/// An agent CLI that shows nothing its adapter recognises (no ready prompt, working indicator,
+/// dialog or announcement) for this long after its first output is `unknown`, with the reason,
+/// instead of working or starting forever. Real CLIs show their composer within a few seconds.
+pub const AGENT_UNRECOGNISED: Duration = Duration::from_secs(20);
 /// Output this soon after a keystroke is the echo of that keystroke, not the agent starting work.
 pub const INPUT_ECHO_WINDOW: Duration = Duration::from_millis(500);
 /// How often the session should call `AgentTracker::tick`; the silence timers resolve to this.

@@ -24,6 +24,10 @@ pub(crate) enum AgentState {
     AwaitingInput,
     Idle,
     Completed,
+    /// The CLI runs but nothing it shows or announces is known: no ready prompt, working
+    /// indicator, dialog or announcement for [`crate::limits::AGENT_UNRECOGNISED`]
+    /// (`state_reason` says so). Never settled: a wait for idle times out on it.
+    Unknown,
 }
 
 /// One option of a choice prompt, e.g. `❯ 1. Yes` or Aider's `(Y)es`.
@@ -148,6 +152,9 @@ pub(crate) struct AgentStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_exit_code: Option<i32>,
     pub composer_state: ComposerState,
+    /// Why `agent_state` is `unknown`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state_reason: Option<String>,
 }
 
 #[cfg(test)]

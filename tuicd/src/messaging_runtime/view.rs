@@ -35,7 +35,7 @@ pub(crate) fn lifecycle(state: Option<AgentState>) -> Lifecycle {
         Some(AgentState::Working) => Lifecycle::Working,
         Some(AgentState::AwaitingInput) => Lifecycle::AwaitingInput,
         Some(AgentState::Starting) => Lifecycle::Starting,
-        None => Lifecycle::Unknown,
+        Some(AgentState::Unknown) | None => Lifecycle::Unknown,
     }
 }
 

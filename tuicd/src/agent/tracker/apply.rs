@@ -22,6 +22,7 @@ impl AgentTracker {
                 events.push(AgentEvent::CommandFinished { exit_code });
             }
             Marker::Hook { state, question } => {
+                self.recognised = true;
                 self.hook = Some((state, self.turn_epoch));
                 if state != HookState::Idle {
                     self.started_epoch = Some(self.turn_epoch);
@@ -74,6 +75,7 @@ impl AgentTracker {
     /// The CLI said it is working, idle or blocked. The same word again is no news: a
     /// spinner title repainted each frame must not refresh an announcement from an older turn.
     fn announce(&mut self, announced: Announced) {
+        self.recognised = true;
         if self.announced.is_some_and(|(same, _)| same == announced) {
             return;
         }
@@ -126,6 +128,7 @@ impl AgentTracker {
         if verdict == Verdict::Working {
             self.started_epoch = Some(self.turn_epoch);
         }
+        self.recognised |= verdict != Verdict::Unknown;
         match &verdict {
             Verdict::Question(asked) => {
                 let open = OpenQuestion {

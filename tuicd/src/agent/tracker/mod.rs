@@ -21,7 +21,9 @@ use super::event::{AgentEvent, AgentState, AgentStatus, ChoicePrompt, ComposerSt
 use super::input_line::InputLineBuffer;
 use super::markers::{Announced, HookState, MarkerParser};
 use super::screen::{self, Screen, Verdict};
-use crate::limits::{AGENT_IDLE, AGENT_READY_CONFIRM, INPUT_ECHO_WINDOW, SHELL_IDLE, USER_INPUT_EVENT_MAX_CHARS};
+use crate::limits::{
+    AGENT_IDLE, AGENT_READY_CONFIRM, AGENT_UNRECOGNISED, INPUT_ECHO_WINDOW, SHELL_IDLE, USER_INPUT_EVENT_MAX_CHARS,
+};
 use completion::Completion;
 pub(crate) use readiness::Readiness;
 
@@ -74,6 +76,10 @@ pub(crate) struct AgentTracker {
     /// The composer's text as the screen last showed it, and when.
     screen_composer: Option<(String, Instant)>,
     last_input: Option<Instant>,
+    /// The first output of the current agent, and whether anything it showed or said was
+    /// recognised since (see [`AgentState::Unknown`]).
+    first_output: Option<Instant>,
+    recognised: bool,
     /// Spawned with an initial prompt whose turn (opened at or after this epoch: 0 for a prompt
     /// in argv, 1 for one typed in once the CLI is ready) has not been seen starting yet.
     first_turn_pending: Option<u64>,
@@ -116,6 +122,8 @@ impl AgentTracker {
             screen_composer: None,
             last_input: None,
             first_turn_pending: None,
+            first_output: None,
+            recognised: false,
             shell_integration: None,
             last_output: None,
             last_key: None,
@@ -152,6 +160,8 @@ impl AgentTracker {
         self.hook = None;
         self.announced = None;
         self.screen_composer = None;
+        self.first_output = None;
+        self.recognised = false;
         self.verdict = Verdict::Unknown;
         self.ready_since = None;
         self.content_rows.clear();
@@ -165,6 +175,7 @@ impl AgentTracker {
 
     /// Raw bytes the child wrote, in order, as they were read.
     pub(crate) fn on_output(&mut self, bytes: &[u8], now: Instant) -> Vec<AgentEvent> {
+        self.first_output.get_or_insert(now);
         let mut found = Vec::new();
         let stats = self.markers.feed(bytes, &mut found);
         let mut events = Vec::new();
@@ -351,6 +362,13 @@ impl AgentTracker {
             progress: self.progress,
             last_exit_code: self.last_exit_code,
             composer_state: self.composer_state(),
+            state_reason: (self.agent_state == Some(AgentState::Unknown)).then(|| {
+                format!(
+                    "nothing {} shows or announces matches a known screen (ready prompt, working indicator, dialog) after {} s; its version may be newer than tuicd's rules",
+                    self.adapter.map_or("the agent", |a| a.name),
+                    AGENT_UNRECOGNISED.as_secs()
+                )
+            }),
         }
     }
 
@@ -454,7 +472,11 @@ impl AgentTracker {
                 events.push(AgentEvent::ShellState { state, agent_type: self.adapter.map(|a| a.id) });
             }
         }
-        let agent_state = self.derive_agent(shell);
+        let unrecognised = !self.recognised
+            && self.question.is_none()
+            && self.first_output.is_some_and(|at| now.saturating_duration_since(at) >= AGENT_UNRECOGNISED);
+        let agent_state =
+            if unrecognised && self.adapter.is_some() { Some(AgentState::Unknown) } else { self.derive_agent(shell) };
         self.readiness = self.derive_readiness(shell, agent_state, proven);
         if agent_state != self.agent_state {
             self.agent_state = agent_state;

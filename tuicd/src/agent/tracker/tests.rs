@@ -339,3 +339,70 @@ fn a_question_that_is_only_suspected_holds_typing_but_is_not_awaiting_input() {
     tracker.tick(t0 + ms(9000));
     assert_eq!(tracker.check_submit(), Ok(()));
 }
+
+#[test]
+fn a_screen_no_rule_knows_is_unknown_with_the_reason_not_working_forever() {
+    let t0 = Instant::now();
+    let mut tracker = AgentTracker::new(by_id("codex"));
+    tracker.on_output(b"Welcome to a screen from the future\r\n", t0);
+    show(&mut tracker, &["Welcome to a screen from the future", "Pick a planet:"], t0);
+    let moving = ["Welcome to a screen from the future", "Loading  /"];
+    show(&mut tracker, &moving, t0 + ms(10_000));
+    let events = tracker.tick(t0 + ms(20_001));
+    assert_eq!(agent_states(&events), vec![AgentState::Unknown]);
+    let status = tracker.snapshot();
+    assert!(status.state_reason.unwrap().contains("Codex"));
+    assert!(!tracker.readiness().settled(), "a wait for idle does not return on it");
+    let events = show(&mut tracker, &["› Ask Codex to do anything", "", "  GPT-5.5 low · /repo"], t0 + ms(21_000));
+    assert!(!agent_states(&events).contains(&AgentState::Unknown));
+    assert_eq!(tracker.snapshot().state_reason, None, "a known screen ends it");
+}
+
+#[test]
+fn an_announcement_from_before_the_submit_says_nothing_about_the_new_turn() {
+    let t0 = Instant::now();
+    let mut tracker = AgentTracker::new(by_id("codex"));
+    tracker.on_output(b"\x1b]7501;state=idle:app=codex\x1b\\", t0);
+    show(&mut tracker, &["› Ask Codex to do anything"], t0);
+    assert!(tracker.snapshot().idle_confirmed, "the CLI's own idle confirms at once");
+    tracker.on_input(b"\x1b[200~fix it\x1b[201~\r", t0 + ms(100));
+    assert_eq!(tracker.snapshot().agent_state, Some(AgentState::Working), "not the stale idle");
+    assert!(!tracker.turn_started());
+    tracker.on_output(b"\x1b]7501;state=working:app=codex\x1b\\", t0 + ms(150));
+    assert!(tracker.turn_started());
+    tracker.on_output(b"\x1b]7501;state=blocked:app=codex:kind=permission\x1b\\", t0 + ms(900));
+    assert_eq!(tracker.snapshot().agent_state, Some(AgentState::AwaitingInput));
+    tracker.on_output(b"\x1b]7501;state=done:app=codex\x1b\\", t0 + ms(2000));
+    let status = tracker.snapshot();
+    assert_eq!((status.agent_state, status.idle_confirmed), (Some(AgentState::Idle), true));
+}
+
+#[test]
+fn a_title_spinner_is_work_and_an_unchanged_word_is_no_news() {
+    let t0 = Instant::now();
+    let mut tracker = AgentTracker::new(by_id("claude"));
+    tracker.on_output("\x1b]0;✳ Claude Code\x07".as_bytes(), t0);
+    tracker.on_input(b"hello\r", t0 + ms(10));
+    tracker.on_output("\x1b]0;⠂ Claude Code\x07".as_bytes(), t0 + ms(300));
+    tracker.on_output("\x1b]0;⠐ Claude Code\x07".as_bytes(), t0 + ms(1300));
+    assert_eq!(tracker.snapshot().agent_state, Some(AgentState::Working));
+    tracker.on_output("\x1b]0;✳ Claude Code\x07".as_bytes(), t0 + ms(2000));
+    assert!(tracker.snapshot().idle_confirmed, "idle at once, not after the screen settles");
+}
+
+#[test]
+fn a_cancelled_prompt_put_back_in_the_composer_holds_typing() {
+    let t0 = Instant::now();
+    let mut tracker = AgentTracker::new(by_id("claude"));
+    let composer = ["─────", "❯\u{a0}write the essay", "─────", "  ● high · /effort"];
+    show(&mut tracker, &composer, t0);
+    tracker.tick(t0 + ms(3000));
+    assert_eq!(tracker.composer_state(), ComposerState::Partial);
+    assert_eq!(tracker.check_submit(), Err(SubmitRefusal::ComposerNotEmpty(ComposerState::Partial)));
+    tracker.on_input(b"\x1b", t0 + ms(3100));
+    tracker.on_input(b"\x1b", t0 + ms(3200));
+    show(&mut tracker, &["─────", "❯\u{a0}", "─────", "  ? for shortcuts"], t0 + ms(3300));
+    tracker.tick(t0 + ms(6000));
+    assert_eq!(tracker.composer_state(), ComposerState::Empty, "the screen is read after the keys echoed");
+    assert!(tracker.check_submit().is_ok());
+}

@@ -84,6 +84,8 @@ struct StateView<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     shell_state: Option<crate::agent::ShellState>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    state_reason: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     suggested_actions: Option<&'a [String]>,
     turn_epoch: u64,
 }
@@ -123,6 +125,7 @@ fn render(
         question_confident: agent.question_confident,
         question_text: agent.question_text.as_deref(),
         shell_state: agent.shell_state,
+        state_reason: agent.state_reason.as_deref(),
         suggested_actions: agent.suggested_actions.as_deref(),
         turn_epoch: agent.turn_epoch,
     };
@@ -225,6 +228,7 @@ mod tests {
             progress: Some(40),
             last_exit_code: Some(2),
             composer_state: ComposerState::Partial,
+            state_reason: Some("nothing matches".into()),
         };
         (info, agent)
     }
