@@ -33,7 +33,11 @@ CLIS = {
     "claude": {"ready": r"\? for shortcuts", "dialog": r"Do you want to proceed\?", "approve": "1", "restores": True},
     "codex": {"ready": r"GPT-[\d.]+ \w+ ·", "dialog": r"Would you like to run", "approve": "y"},
     "gemini": {"ready": r"Type your message", "dialog": r"Allow execution|Apply this change|Allow once", "approve": "1"},
-    "opencode": {"ready": r"enter send|ctrl\+p", "dialog": r"Permission required|Allow once", "approve": "\r"},
+    "opencode": {"ready": r"ctrl\+p commands", "dialog": r"Permission required", "approve": "\r",
+                 "cancel": ["\x1b", "\x1b"]},
+    # Aider has no shell tool: its question is the file confirmation an answer naming a file raises.
+    "aider": {"ready": r"^> ", "dialog": r"\(Y\)es/\(N\)o", "approve": "y\r",
+              "ask": "Look at the app [[reply=Please open app.py]]"},
 }
 
 
@@ -113,23 +117,26 @@ def record(binary: str, cli: str) -> None:
         r.wait_still()
         r.snap("answered-idle", "idle", confirmed=True)
         # A shell tool call that needs permission.
-        r.type("Create the marker file [[shell=touch marker.txt]] [[after=The marker exists.]]")
+        r.type(keys.get("ask", "Create the marker file [[shell=touch marker.txt]] [[after=The marker exists.]]"))
         time.sleep(0.3)
         r.type("\r")
         r.wait_screen(keys["dialog"])
         r.wait_still(quiet=1.0)
         r.snap("permission", "awaiting_input")
+        answered = r.bed.model.answered()
         r.type(keys["approve"])
-        r.wait_answered(3)
+        r.wait_answered(answered + 1)
         r.wait_still()
         r.snap("after-tool-idle", "idle", confirmed=True)
         # Ctrl-C while the model is still answering.
         r.type("Write a long essay about terminals [[delay=20000]]")
         time.sleep(0.3)
         r.type("\r")
-        r.wait_model(4)
+        r.wait_model(len(r.bed.model.requests()) + 1)
         time.sleep(1.0)
-        r.type("\x03")
+        for key in keys.get("cancel", ["\x03"]):
+            r.type(key)
+            time.sleep(0.15)
         r.wait_still()
         # Claude Code puts the cancelled prompt back into its composer; the others leave it empty.
         r.snap("cancelled", "idle", composer="partial" if keys.get("restores") else "empty")

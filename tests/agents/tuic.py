@@ -8,6 +8,7 @@ its screen and state. Python stdlib only.
 from __future__ import annotations
 
 import http.client
+import shutil
 import json
 import os
 import socket
@@ -20,6 +21,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+# The test beds' temp dirs (git-ignored with the rest of target/).
+BED_ROOT = HERE.parent.parent / "target" / "agents-bed"
 
 import bed  # noqa: E402
 
@@ -177,7 +180,9 @@ class Bed:
         """`env`: merged into tuicd's environment; a dict, or a function of this Bed (its model
         server and repository are up by then), e.g. `lambda b: b.spec("claude")["env"]` so that
         agents tuicd spawns itself start the way `launch` starts them."""
-        self.root = Path(tempfile.mkdtemp(prefix="tuic-agents-"))
+        # Not under /tmp: Gemini CLI refuses settings files below a directory others can write.
+        BED_ROOT.mkdir(parents=True, exist_ok=True)
+        self.root = Path(tempfile.mkdtemp(prefix="bed-", dir=BED_ROOT))
         self.model = ModelServer(self.root)
         self.repo = make_repo(self.root / "repo")
         self.tuicd = Tuicd(tuicd_binary, self.root, env(self) if callable(env) else env)
@@ -209,3 +214,5 @@ class Bed:
     def close(self):
         self.tuicd.stop()
         self.model.stop()
+        if not os.environ.get("TUIC_AGENTS_KEEP"):
+            shutil.rmtree(self.root, ignore_errors=True)

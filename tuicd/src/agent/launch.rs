@@ -56,6 +56,11 @@ pub(crate) fn plan(adapter: Option<&Adapter>, args: &[String], prompt: &str, mod
         return LaunchPlan { args: planned, deferred_prompt: Some(prompt.to_owned()), model_ignored };
     }
     if !prompt.is_empty() {
+        // Claude Code's `--mcp-config` and channels flags take several values: without `--` it
+        // reads the prompt as one more of them (and exits).
+        if adapter.is_some_and(|a| a.id == "claude") && !planned.iter().any(|a| a == "--") {
+            planned.push("--".to_owned());
+        }
         planned.push(prompt.to_owned());
     }
     LaunchPlan { args: planned, deferred_prompt: None, model_ignored }
@@ -218,8 +223,14 @@ mod tests {
 
     #[test]
     fn a_normal_cli_gets_the_prompt_last_after_flags_and_model() {
-        let plan = plan(by_id("claude"), &args(&["--verbose"]), "fix it", Some("opus"));
-        assert_eq!(plan.args, args(&["--verbose", "--model", "opus", "fix it"]));
+        let plan = plan(by_id("gemini"), &args(&["--verbose"]), "fix it", Some("pro"));
+        assert_eq!(plan.args, args(&["--verbose", "--model", "pro", "fix it"]));
+    }
+
+    #[test]
+    fn claude_gets_the_prompt_after_the_end_of_its_many_valued_options() {
+        let plan = plan(by_id("claude"), &args(&["--mcp-config", "{}"]), "fix it", Some("opus"));
+        assert_eq!(plan.args, args(&["--mcp-config", "{}", "--model", "opus", "--", "fix it"]));
     }
 
     #[test]

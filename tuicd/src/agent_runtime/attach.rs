@@ -58,11 +58,13 @@ impl Attachment for AgentLink {
     /// Publishes nothing more (the session's end is the last event it sends) and lets go of the
     /// PTY.
     fn on_end(&self) {
+        self.tracker().on_exit(None, std::time::Instant::now());
         *self.inner.ended.locked() = true;
         self.inner.pty.locked().take();
     }
 
     fn on_retired(&self, exit_code: Option<i32>) {
+        self.tracker().on_exit(exit_code, std::time::Instant::now());
         self.send_edge(EdgeKind::Exited { exit_code });
     }
 

@@ -105,17 +105,14 @@ pub(crate) async fn spawn(app: &App, p: SpawnRequest, spawner: Spawner) -> Resul
     let tuic_session = uuid::Uuid::new_v4().to_string();
     let defaults = default_flags(app, adapter, &program, &p, &tuic_session).await;
     let mut env = std::collections::BTreeMap::new();
+    let mut warnings: Vec<String> = Vec::new();
     if let Some(settings) = &defaults.gemini_defaults {
-        let path = app.config_dir.join("agents").join(format!("gemini-{tuic_session}.json"));
-        let written = std::fs::create_dir_all(path.parent().unwrap_or(&app.config_dir))
-            .and_then(|()| crate::private_file::write(&path, settings.to_string().as_bytes()));
-        match written {
-            Ok(()) => {
+        let dir = app.config_dir.join("agents");
+        match write_gemini_defaults(&dir, &tuic_session, settings) {
+            Ok(path) => {
                 env.insert(launch::GEMINI_DEFAULTS_ENV.to_owned(), path.display().to_string());
             }
-            Err(e) => {
-                tracing::warn!(path = %path.display(), error = %e, "the Gemini CLI MCP settings could not be written")
-            }
+            Err(why) => warnings.push(format!("the agent has no tuic MCP server: {why}")),
         }
     }
     let args: Vec<String> = defaults.flags.iter().chain(&p.args).cloned().collect();
@@ -190,7 +187,7 @@ pub(crate) async fn spawn(app: &App, p: SpawnRequest, spawner: Spawner) -> Resul
         pty_description,
         parent_session_id: link.parent_session_id,
         communication_warning: link.warning,
-        launch_warning: launch_warning(plan.model_ignored, defaults.warning),
+        launch_warning: launch_warning(plan.model_ignored, defaults.warning.into_iter().chain(warnings).collect()),
     })
 }
 
@@ -220,6 +217,31 @@ async fn default_flags(
     launch::default_flags(adapter, program, &p.args, channel_server.as_deref(), mcp)
 }
 
+/// Writes the Gemini CLI settings file naming tuicd's MCP server for one launch (0600, in
+/// `dir`). Gemini CLI ignores a settings file under a directory that group or others can write
+/// (a config dir under `/tmp`, say), so such a place is refused here with the reason instead.
+fn write_gemini_defaults(
+    dir: &std::path::Path,
+    tuic_session: &str,
+    settings: &serde_json::Value,
+) -> Result<PathBuf, String> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir).map_err(|e| format!("{} could not be created: {e}", dir.display()))?;
+    for ancestor in dir.ancestors() {
+        let mode = std::fs::metadata(ancestor).map(|m| m.permissions().mode()).unwrap_or(0);
+        if mode & 0o022 != 0 {
+            return Err(format!(
+                "Gemini CLI refuses settings files under {}, which group or others can write",
+                ancestor.display()
+            ));
+        }
+    }
+    let path = dir.join(format!("gemini-{tuic_session}.json"));
+    crate::private_file::write(&path, settings.to_string().as_bytes())
+        .map_err(|e| format!("{} could not be written: {e}", path.display()))?;
+    Ok(path)
+}
+
 /// `tuic-bridge` beside the running tuicd (an install or a cargo build puts both in one
 /// directory), else the first one on `PATH`.
 fn bridge_path() -> Option<PathBuf> {
@@ -231,7 +253,7 @@ fn bridge_path() -> Option<PathBuf> {
     std::env::split_paths(&path).map(|dir| dir.join("tuic-bridge")).find(|candidate| candidate.is_file())
 }
 
-fn launch_warning(model_ignored: bool, flags: Option<String>) -> Option<String> {
+fn launch_warning(model_ignored: bool, flags: Vec<String>) -> Option<String> {
     let model = model_ignored.then(|| "model was not passed: tuicd knows no model flag for this agent".to_owned());
     let warnings: Vec<String> = model.into_iter().chain(flags).collect();
     (!warnings.is_empty()).then(|| warnings.join("; "))

@@ -24,8 +24,11 @@ pub(crate) mod code {
     pub(crate) const INTERNAL_ERROR: i64 = -32603;
 }
 
-/// The revisions `initialize` echoes when a client asks for them (the seed's list).
-pub(crate) const NEGOTIABLE_VERSIONS: [&str; 3] = ["2026-07-28", "2025-11-25", "2025-03-26"];
+/// The revisions `initialize` echoes when a client asks for them: the seed's list and every
+/// revision whose requests tuicd serves, since a server that supports the requested version must
+/// echo it (older clients, such as Gemini CLI's bundled SDK, refuse any other answer).
+pub(crate) const NEGOTIABLE_VERSIONS: [&str; 5] =
+    ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 /// The revision this endpoint implements, answered for anything else.
 pub(crate) const DEFAULT_VERSION: &str = proto::PROTOCOL_VERSION;
 /// Every `MCP-Protocol-Version` header value accepted on a request. Wider than
@@ -326,7 +329,8 @@ mod tests {
     fn initialize_echoes_only_the_seed_revisions() {
         assert_eq!(negotiate(Some("2026-07-28")), "2026-07-28");
         assert_eq!(negotiate(Some("2025-03-26")), "2025-03-26");
-        assert_eq!(negotiate(Some("2025-06-18")), "2025-11-25");
+        assert_eq!(negotiate(Some("2025-06-18")), "2025-06-18", "a supported version is echoed");
+        assert_eq!(negotiate(Some("2024-11-05")), "2024-11-05");
         assert_eq!(negotiate(Some("1999-01-01")), "2025-11-25");
         assert_eq!(negotiate(None), "2025-11-25");
     }

@@ -12,8 +12,12 @@ use crate::mcp_client::*;
 #[tokio::test]
 async fn initialize_negotiates_the_seed_revisions_and_declares_the_capabilities() {
     let daemon = Daemon::start().await;
-    for (asked, answered) in [("2026-07-28", "2026-07-28"), ("2025-03-26", "2025-03-26"), ("2025-06-18", "2025-11-25")]
-    {
+    for (asked, answered) in [
+        ("2026-07-28", "2026-07-28"),
+        ("2025-03-26", "2025-03-26"),
+        ("2025-06-18", "2025-06-18"),
+        ("1999-01-01", "2025-11-25"),
+    ] {
         let reply = rpc(&daemon, "initialize", json!({"protocolVersion": asked, "capabilities": {}}), &[]).await;
         assert_eq!(reply.status, StatusCode::OK);
         assert_eq!(reply.body["result"]["protocolVersion"], json!(answered), "asked {asked}");

@@ -191,20 +191,38 @@ pub(crate) static ADAPTERS: &[Adapter] = &[
         composer: None,
         own_processes: &[],
     },
-    // OpenCode (full-screen TUI). Working: footer `esc interrupt` next to a spinner. Composer:
-    // `> ` inside a `┃` bordered box with `enter send` beside it. Permission dialogs are titled
-    // `Permission required`.
+    // OpenCode (full-screen TUI on the alternate screen). Working: the footer `■■■⬝⬝⬝⬝⬝  esc
+    // interrupt` (`esc again to interrupt` after one Esc). The composer is a `┃` bordered box
+    // whose last row names the agent and model (`Build · <model>`); it has no prompt glyph, and
+    // past prompts in the transcript are `┃` rows too, so its text is not read from the screen.
+    // Permission dialogs are titled `△ Permission required`. Its titles carry no state.
+    // Recordings: `fixtures/agents/opencode/1.18.33-*`.
     Adapter {
         id: "opencode",
         name: "OpenCode",
         binaries: &["opencode"],
         prompt_delivery: PromptDelivery::Deferred,
+        // Text then Enter submits at any gap; a multi-line paste arrives with one trailing space
+        // (its own doing). Ctrl-U clears the current line only, but Ctrl-C on an empty composer
+        // quits OpenCode at once, and its composer cannot be read: Ctrl-U is the safe key.
         submit: FRAMED,
-        working: &[Contains("esc interrupt"), Contains("esc to interrupt")],
-        ready: &[Prefix("> "), Exact(">"), Contains("enter send")],
+        working: &[Contains("esc interrupt"), Contains("esc to interrupt"), Contains("esc again to interrupt")],
+        ready: &[
+            Prefix("Build · "),
+            Prefix("Plan · "),
+            Contains("Ask anything…"),
+            Prefix("> "),
+            Contains("enter send"),
+        ],
         ready_scope: 6,
         ready_at_cursor: false,
-        chrome: &[Contains("enter send"), Contains("esc interrupt"), Contains("ctrl+p commands"), Contains("tokens")],
+        chrome: &[
+            Contains("enter send"),
+            Contains("esc interrupt"),
+            Contains("esc again to interrupt"),
+            Contains("ctrl+p commands"),
+            Contains("tokens"),
+        ],
         confirm_prompts: &[Contains("Permission required")],
         model_flag: Some("--model"),
         titles: &[],

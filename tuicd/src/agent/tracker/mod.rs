@@ -80,6 +80,8 @@ pub(crate) struct AgentTracker {
     /// recognised since (see [`AgentState::Unknown`]).
     first_output: Option<Instant>,
     recognised: bool,
+    /// The program exited (`Some`), with its code once known.
+    exit: Option<Option<i32>>,
     /// Spawned with an initial prompt whose turn (opened at or after this epoch: 0 for a prompt
     /// in argv, 1 for one typed in once the CLI is ready) has not been seen starting yet.
     first_turn_pending: Option<u64>,
@@ -124,6 +126,7 @@ impl AgentTracker {
             first_turn_pending: None,
             first_output: None,
             recognised: false,
+            exit: None,
             shell_integration: None,
             last_output: None,
             last_key: None,
@@ -282,6 +285,13 @@ impl AgentTracker {
         self.started_epoch == Some(self.turn_epoch)
     }
 
+    /// The program ended. One that never showed anything its adapter recognises is `unknown`
+    /// (it crashed at start, or is not the CLI the adapter knows), never `starting` forever.
+    pub(crate) fn on_exit(&mut self, exit_code: Option<i32>, now: Instant) {
+        self.exit = Some(exit_code.or(self.exit.flatten()));
+        self.settle(now, &mut Vec::new());
+    }
+
     /// The agent was spawned with an initial prompt: a waiter for idle waits for that turn to
     /// start and end, not for the ready prompt the CLI shows before it (see [`Self::first_turn_pending`]).
     pub(crate) fn expect_first_turn(&mut self, typed: bool) {
@@ -363,11 +373,17 @@ impl AgentTracker {
             last_exit_code: self.last_exit_code,
             composer_state: self.composer_state(),
             state_reason: (self.agent_state == Some(AgentState::Unknown)).then(|| {
-                format!(
-                    "nothing {} shows or announces matches a known screen (ready prompt, working indicator, dialog) after {} s; its version may be newer than tuicd's rules",
-                    self.adapter.map_or("the agent", |a| a.name),
-                    AGENT_UNRECOGNISED.as_secs()
-                )
+                let name = self.adapter.map_or("the agent", |a| a.name);
+                match self.exit {
+                    Some(code) => format!(
+                        "{name} exited{} before it showed anything tuicd recognises (a crash at start, or not the CLI its adapter knows)",
+                        code.map(|c| format!(" with code {c}")).unwrap_or_default()
+                    ),
+                    None => format!(
+                        "nothing {name} shows or announces matches a known screen (ready prompt, working indicator, dialog) after {} s; its version may be newer than tuicd's rules",
+                        AGENT_UNRECOGNISED.as_secs()
+                    ),
+                }
             }),
         }
     }
@@ -474,7 +490,8 @@ impl AgentTracker {
         }
         let unrecognised = !self.recognised
             && self.question.is_none()
-            && self.first_output.is_some_and(|at| now.saturating_duration_since(at) >= AGENT_UNRECOGNISED);
+            && (self.exit.is_some()
+                || self.first_output.is_some_and(|at| now.saturating_duration_since(at) >= AGENT_UNRECOGNISED));
         let agent_state =
             if unrecognised && self.adapter.is_some() { Some(AgentState::Unknown) } else { self.derive_agent(shell) };
         self.readiness = self.derive_readiness(shell, agent_state, proven);

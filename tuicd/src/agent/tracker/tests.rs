@@ -406,3 +406,16 @@ fn a_cancelled_prompt_put_back_in_the_composer_holds_typing() {
     assert_eq!(tracker.composer_state(), ComposerState::Empty, "the screen is read after the keys echoed");
     assert!(tracker.check_submit().is_ok());
 }
+
+#[test]
+fn a_cli_that_exits_before_showing_anything_known_is_unknown_with_its_exit_code() {
+    let t0 = Instant::now();
+    let mut tracker = AgentTracker::new(by_id("claude"));
+    tracker.on_output(b"error: unknown option --frobnicate\r\n", t0);
+    show(&mut tracker, &["error: unknown option --frobnicate"], t0);
+    tracker.on_exit(None, t0 + ms(50));
+    tracker.on_exit(Some(1), t0 + ms(60));
+    let status = tracker.snapshot();
+    assert_eq!(status.agent_state, Some(AgentState::Unknown));
+    assert!(status.state_reason.unwrap().contains("exited with code 1"), "not starting forever");
+}
