@@ -349,12 +349,25 @@ def check_spawn(bed: Bed, cli: str, binary: Path) -> str:
     """agent action=spawn: wait until=idle only after the first turn ran; the spawned agent's
     call of tuicd's `session` tool is served."""
     tool = CLIS[cli]["spawn_tool"]
-    prompt = f'[[tool={tool} {{"action":"list"}}]] [[after=Listed.]]'
+    # The first prompt goes in at launch, before the CLI has connected its MCP servers (a race
+    # of the CLI's own); the tool call is the second turn, typed once the first one ended.
+    first = "Say hello to the team [[delay=800]]"
     error, spawned = bed.tuicd.mcp_call("agent", {"action": "spawn", "agent_type": cli, "binary_path": str(binary),
-                                                  "cwd": str(bed.repo), "prompt": prompt})
+                                                  "cwd": str(bed.repo), "prompt": first})
     check(not error, f"spawn refused: {spawned}")
     session = spawned["session_id"]
     agent = Agent(bed, cli, session)
+    answer = agent.wait_idle(90000)
+    check(answer.get("met"), f"wait until=idle did not return met: {answer}; screen: {agent.tail()}")
+    check(agent.prompts(first) == 1 or agent.info()["exited"],
+          f"wait until=idle returned before the first turn reached the model: {answer}; screen: {agent.tail()}")
+    check(bed.model.answered() >= 1, "wait until=idle returned before the first turn's answer")
+    if agent.info()["exited"]:
+        raise Failed(f"the spawned {cli} exited (code {agent.info().get('exit_code')}); "
+                     f"launch_warning {spawned.get('launch_warning')!r}; its last words: {agent.tail(4)}")
+    prompt = f'[[tool={tool} {{"action":"list"}}]] [[after=Listed.]]'
+    error, receipt = agent.submit(prompt)
+    check(not error and receipt.get("submitted") is True, f"the tool prompt was not submitted: {receipt}")
     for _ in range(4):
         answer = agent.wait_idle(90000)
         check(answer.get("met"), f"wait until=idle did not return met: {answer}; screen: {agent.tail()}")

@@ -290,9 +290,25 @@ impl ToolText {
         write::unescape(&self.escaped)
     }
 
-    /// The MCP content envelope as a `Value`: `{"content": [{"type": "text", "text": ...}], "isError": ...}`.
+    /// The MCP content envelope as a `Value`: `{"content": [{"type": "text", "text": ...}], "isError": ...}`,
+    /// with `structuredContent` for an array (see [`Self::array`]).
     pub(crate) fn into_value(self) -> Value {
-        json!({"content": [{"type": "text", "text": self.text()}], "isError": self.is_error})
+        let mut value = json!({"content": [{"type": "text", "text": self.text()}], "isError": self.is_error});
+        if let Some(array) = self.array() {
+            value["structuredContent"] = json!({"result": array});
+        }
+        value
+    }
+
+    /// The text, when it is a JSON array. Such a result also carries `structuredContent:
+    /// {"result": [...]}`: Gemini CLI puts the JSON of a result's first text block into
+    /// `structuredContent` when a result has none, and its SDK then refuses the array (the field
+    /// must be an object), so without it every list answer failed there.
+    pub(crate) fn array(&self) -> Option<Value> {
+        if !self.escaped.trim_start().starts_with('[') {
+            return None;
+        }
+        serde_json::from_str::<Value>(&self.text()).ok().filter(Value::is_array)
     }
 }
 

@@ -19,6 +19,8 @@ const TITLE_PHRASES: &[&str] =
 /// (Claude Code's trust dialog puts nine rows there).
 const TITLE_SEARCH_ROWS: usize = 12;
 const FOOTER_MAX_ROWS: usize = 3;
+/// Rows one option may wrap onto (a long path in Claude Code's "don't ask again for ..." option).
+const OPTION_WRAP_ROWS: usize = 2;
 
 pub(super) struct OptionRow {
     pub(super) number: usize,
@@ -27,11 +29,20 @@ pub(super) struct OptionRow {
 }
 
 /// Finds a numbered choice dialog in `rows` (the bottom of the screen, top to bottom).
-pub(crate) fn numbered_choice(rows: &[&str]) -> Option<ChoicePrompt> {
-    let rows: Vec<&str> = rows.iter().map(|r| normalise_row(r)).collect();
-    let last = rows.iter().rposition(|r| option_row(r).is_some())?;
-    let first = (0..=last).rev().take_while(|&i| option_row(rows[i]).is_some()).last()?;
-    let options: Vec<OptionRow> = rows[first..=last].iter().filter_map(|r| option_row(r)).collect();
+pub(crate) fn numbered_choice(raw: &[&str]) -> Option<ChoicePrompt> {
+    let rows: Vec<&str> = raw.iter().map(|r| normalise_row(r)).collect();
+    let is_option: Vec<bool> = rows.iter().map(|r| option_row(r).is_some()).collect();
+    let last = is_option.iter().rposition(|o| *o)?;
+    let first = first_option(raw, &rows, &is_option, last);
+    let mut options: Vec<OptionRow> = Vec::new();
+    for row in &rows[first..=last] {
+        match (option_row(row), options.last_mut()) {
+            (Some(parsed), _) => options.push(parsed),
+            // A long option wraps onto the next row, indented under its label.
+            (None, Some(previous)) => previous.label = format!("{} {row}", previous.label),
+            (None, None) => {}
+        }
+    }
     let numbered_in_order = options.iter().enumerate().all(|(i, o)| o.number == i + 1);
     if !numbered_in_order || !(2..=CHOICE_MAX_OPTIONS).contains(&options.len()) {
         return None;
@@ -58,6 +69,30 @@ pub(crate) fn numbered_choice(rows: &[&str]) -> Option<ChoicePrompt> {
         all_text.contains("esc to cancel") || prompt.options.iter().any(|o| o.hint.as_deref() == Some("esc"));
     prompt.dismiss_key = esc_dismisses.then(|| "cancel".to_owned());
     Some(prompt)
+}
+
+/// The first row of the option block ending at `last`: option rows in a row, where a wrapped
+/// option may continue on up to [`OPTION_WRAP_ROWS`] rows indented deeper than its own row.
+fn first_option(raw: &[&str], rows: &[&str], is_option: &[bool], last: usize) -> usize {
+    let indent = |i: usize| {
+        let row = raw[i].trim_start_matches(' ');
+        let row = row.strip_prefix(['│', '┃', '║']).unwrap_or(row);
+        raw[i].len() - row.trim_start_matches(' ').len()
+    };
+    let mut first = last;
+    while first > 0 {
+        let above = first - 1;
+        if is_option[above] {
+            first = above;
+            continue;
+        }
+        let owner = (above.saturating_sub(OPTION_WRAP_ROWS)..above).rev().find(|&j| is_option[j]);
+        match owner {
+            Some(j) if (j + 1..=above).all(|k| !rows[k].is_empty() && indent(k) > indent(j)) => first = j,
+            _ => break,
+        }
+    }
+    first
 }
 
 /// Parses a letter prompt row: `Add foo.py to the chat? (Y)es/(N)o/(A)ll [Yes]:`.
@@ -119,6 +154,27 @@ pub(super) fn to_option(key: String, label: &str, highlighted: bool) -> ChoiceOp
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_option_wrapped_onto_a_second_row_still_makes_a_dialog() {
+        // Claude Code 2.1.197 asking to run an MCP tool (tests/agents, the spawn check).
+        let rows = [
+            " Tool use",
+            "   tuic - session(action: \"list\") (MCP)",
+            " Do you want to proceed?",
+            " ❯ 1. Yes",
+            "   2. Yes, and don't ask again for tuic - session commands in",
+            "      /work/main/target/agents-bed/bed-wnnvcn3g/repo",
+            "   3. No",
+            " Esc to cancel · Tab to amend",
+        ];
+        let prompt = numbered_choice(&rows).expect("a dialog");
+        assert_eq!(prompt.title, "Do you want to proceed?");
+        assert_eq!(prompt.options.len(), 3);
+        assert!(prompt.options[1].label.ends_with("commands in /work/main/target/agents-bed/bed-wnnvcn3g/repo"));
+        let prose = ["Steps?", "1. Build", "   then wait", "2. Test", "Done."];
+        assert!(numbered_choice(&prose).is_none(), "prose with an indented line stays prose");
+    }
 
     #[test]
     fn a_claude_permission_dialog_is_a_confident_choice() {

@@ -80,6 +80,7 @@ impl AgentTracker {
             return;
         }
         self.announced = Some((announced, self.turn_epoch));
+        self.answered_since_announced = false;
         if announced != Announced::Idle {
             self.started_epoch = Some(self.turn_epoch);
         }

@@ -71,6 +71,9 @@ pub(crate) struct AgentTracker {
     hook: Option<(HookState, u64)>,
     /// The CLI's latest announcement and the turn epoch it was said in.
     announced: Option<(Announced, u64)>,
+    /// A dialog was answered since the latest announcement: an idle said while the dialog was up
+    /// (Claude Code's title stays idle under its permission dialog) is not the idle after it.
+    answered_since_announced: bool,
     /// The turn epoch in which the agent was last seen starting work.
     started_epoch: Option<u64>,
     /// The composer's text as the screen last showed it, and when.
@@ -120,6 +123,7 @@ impl AgentTracker {
             turn_epoch: 0,
             hook: None,
             announced: None,
+            answered_since_announced: false,
             started_epoch: None,
             screen_composer: None,
             last_input: None,
@@ -228,6 +232,7 @@ impl AgentTracker {
             self.question = None;
         }
         let answers_dialog = matches!(source, Some(QuestionSource::Screen | QuestionSource::Announced));
+        self.answered_since_announced |= source.is_some();
         let submitted = if answers_dialog { Vec::new() } else { self.input.feed(bytes) };
         self.last_key = if submitted.is_empty() { Some(now) } else { None };
         for line in submitted {
@@ -423,6 +428,9 @@ impl AgentTracker {
         if let Some(announced) = self.fresh_announcement() {
             return match announced {
                 Announced::Working => (Some(ShellState::Busy), false),
+                // A working indicator still on screen wins over an announced idle: Claude Code's
+                // title turns idle a frame before it draws a permission dialog, mid-turn.
+                Announced::Idle if self.verdict == Verdict::Working => (Some(ShellState::Busy), false),
                 Announced::Idle | Announced::Blocked => (Some(ShellState::Idle), true),
             };
         }
@@ -470,7 +478,11 @@ impl AgentTracker {
 
     /// The CLI's announcement, when it was said in the current turn.
     fn fresh_announcement(&self) -> Option<Announced> {
-        self.announced.filter(|(_, said)| *said == self.turn_epoch).map(|(announced, _)| announced)
+        self.announced
+            .filter(|(announced, said)| {
+                *said == self.turn_epoch && !(self.answered_since_announced && *announced == Announced::Idle)
+            })
+            .map(|(announced, _)| announced)
     }
 
     fn settle(&mut self, now: Instant, events: &mut Vec<AgentEvent>) {

@@ -419,3 +419,39 @@ fn a_cli_that_exits_before_showing_anything_known_is_unknown_with_its_exit_code(
     assert_eq!(status.agent_state, Some(AgentState::Unknown));
     assert!(status.state_reason.unwrap().contains("exited with code 1"), "not starting forever");
 }
+
+#[test]
+fn answering_a_dialog_under_an_idle_title_is_not_idle() {
+    let t0 = Instant::now();
+    let mut tracker = AgentTracker::new(by_id("claude"));
+    tracker.on_output("\x1b]0;✳ Claude Code\x07".as_bytes(), t0);
+    tracker.on_input(b"run it\r", t0 + ms(10));
+    tracker.on_output("\x1b]0;⠂ Claude Code\x07".as_bytes(), t0 + ms(300));
+    // Claude Code's title goes back to idle while its permission dialog is up.
+    tracker.on_output("\x1b]0;✳ Claude Code\x07".as_bytes(), t0 + ms(600));
+    let dialog = [" Do you want to proceed?", " ❯ 1. Yes", "   2. No", " Esc to cancel"];
+    show(&mut tracker, &dialog, t0 + ms(650));
+    assert_eq!(tracker.snapshot().agent_state, Some(AgentState::AwaitingInput));
+    tracker.on_input(b"1", t0 + ms(2000));
+    show(&mut tracker, &["● Bash(touch marker)", "  ⎿  Running…", "❯\u{a0}"], t0 + ms(2010));
+    let status = tracker.snapshot();
+    assert!(!status.idle_confirmed, "the title's idle from under the dialog is stale: {status:?}");
+    tracker.on_output("\x1b]0;⠐ Claude Code\x07".as_bytes(), t0 + ms(2060));
+    tracker.on_output("\x1b]0;✳ Claude Code\x07".as_bytes(), t0 + ms(4000));
+    assert!(tracker.snapshot().idle_confirmed, "a new idle after the work is");
+}
+
+#[test]
+fn an_announced_idle_under_a_working_indicator_is_still_work() {
+    let t0 = Instant::now();
+    let mut tracker = AgentTracker::new(by_id("claude"));
+    tracker.on_output("\x1b]0;✳ Claude Code\x07".as_bytes(), t0);
+    tracker.on_input(b"list the sessions\r", t0 + ms(10));
+    tracker.on_output("\x1b]0;⠂ Claude Code\x07".as_bytes(), t0 + ms(100));
+    let working = ["● mcp__tuic__session", "────", "❯\u{a0}", "────", "  esc to interrupt · ← for agents"];
+    show(&mut tracker, &working, t0 + ms(110));
+    // The title turns idle a frame before the permission dialog is drawn.
+    tracker.on_output("\x1b]0;✳ Claude Code\x07".as_bytes(), t0 + ms(200));
+    let status = tracker.snapshot();
+    assert_eq!((status.agent_state, status.idle_confirmed), (Some(AgentState::Working), false));
+}

@@ -40,15 +40,22 @@ pub(crate) fn result_body(id: &Value, result: &Reply) -> Vec<u8> {
     out
 }
 
-/// `{"content":[{"text":"<escaped text>","type":"text"}],"isError":<bool>}`.
+/// `{"content":[{"text":"<escaped text>","type":"text"}],"isError":<bool>}`, and
+/// `"structuredContent":{"result":<array>}` when the text is a JSON array (see [`ToolText::array`]).
 fn write_tool_text(out: &mut Vec<u8>, tool: &ToolText) {
     out.extend_from_slice(b"{\"content\":[{\"text\":\"");
     out.extend_from_slice(tool.as_escaped().as_bytes());
     out.extend_from_slice(if tool.is_error {
-        b"\",\"type\":\"text\"}],\"isError\":true}"
+        b"\",\"type\":\"text\"}],\"isError\":true"
     } else {
-        b"\",\"type\":\"text\"}],\"isError\":false}"
+        b"\",\"type\":\"text\"}],\"isError\":false"
     });
+    if let Some(array) = tool.array() {
+        out.extend_from_slice(b",\"structuredContent\":{\"result\":");
+        write_value(out, &array);
+        out.push(b'}');
+    }
+    out.push(b'}');
 }
 
 fn write_value(out: &mut Vec<u8>, value: &Value) {
@@ -131,7 +138,11 @@ mod tests {
     }
 
     fn tool_reference(id: &Value, text: &str, is_error: bool) -> String {
-        reference(id, &json!({"content": [{"type": "text", "text": text}], "isError": is_error}))
+        let mut result = json!({"content": [{"type": "text", "text": text}], "isError": is_error});
+        if let Ok(array @ Value::Array(_)) = serde_json::from_str::<Value>(text) {
+            result["structuredContent"] = json!({"result": array});
+        }
+        reference(id, &result)
     }
 
     const AWKWARD: [&str; 10] = [
