@@ -70,6 +70,9 @@ python3 -c 'import plistlib, sys; p = plistlib.load(open(sys.argv[1], "rb")); as
 stage "test peers: Python MCP SDKs, npm MCP servers and conformance (the api tests use them)"
 bash tests/interop/setup.sh
 
+stage "real agent CLIs: Claude Code, Codex, Gemini CLI, opencode (npm) and Aider (PyPI) at pinned versions"
+bash tests/agents/setup.sh
+
 stage "workspace tests"
 cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$root/target/test-output.txt"
 
@@ -81,6 +84,9 @@ if [ -x tests/interop/run.sh ]; then
   TUICD_BIN="$root/target/debug/tuicd" TUIC_BRIDGE_BIN="$root/target/debug/tuic-bridge" \
     timeout 900 bash tests/interop/run.sh
 fi
+
+stage "real agents: the real CLIs under tuicd against scripted model servers (state, receipts, dialogs, spawn + MCP)"
+timeout 900 python3 tests/agents/run.py --tuicd "$root/target/debug/tuicd" --bridge "$root/target/debug/tuic-bridge"
 
 stage "mobile: /mobile in headless Chromium (Playwright), at a phone viewport"
 bash tests/mobile/setup.sh

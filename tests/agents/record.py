@@ -36,7 +36,7 @@ CLIS = {
     "opencode": {"ready": r"ctrl\+p commands", "dialog": r"Permission required", "approve": "\r",
                  "cancel": ["\x1b", "\x1b"]},
     # Aider has no shell tool: its question is the file confirmation an answer naming a file raises.
-    "aider": {"ready": r"^> ", "dialog": r"\(Y\)es/\(N\)o", "approve": "y\r",
+    "aider": {"ready": r"(?m)^> ?$", "dialog": r"\(Y\)es/\(N\)o", "approve": "y\r",
               "ask": "Look at the app [[reply=Please open app.py]]"},
 }
 

@@ -33,6 +33,12 @@ BIN = HERE / "node_modules" / ".bin"
 # during a turn arms "Ctrl+C again to exit", Esc does not); puts_back: a cancelled prompt comes
 # back into the composer; spawn_tool: the suffix of tuicd's `session` tool as the CLI lists it
 # to the model (None: not exercised).
+# The screen-read CLIs (screen_read: True) announce nothing (no OSC state, no state titles), so
+# tuicd reads their state from the screen alone, idle through the screen-settle path. They get
+# a shorter list (start, submit, idle latency, their question): start_s: the start deadline;
+# idle_limit: the idle latency limit in s; multiline: submit a three-line prompt too; question:
+# (the prompt that makes the CLI ask, what the question_text must contain, the answer typed,
+# the file the answer leaves behind or None).
 CLIS = {
     "claude": {"ready": r"\? for shortcuts", "approve": "1", "cancel": "\x03", "puts_back": True,
                "spawn_tool": "tuic__session"},
@@ -42,6 +48,19 @@ CLIS = {
               "spawn_tool": None},
     "gemini": {"ready": r"Type your message", "approve": "1", "cancel": "\x1b", "puts_back": False,
                "spawn_tool": "mcp_tuic_session"},
+    # Full screen; the composer shows the placeholder on the home screen, then `Build · <model>`.
+    # Its bash tool asks `△ Permission required`; Enter allows once. MCP tools are `tuic_<tool>`,
+    # not exercised here (spawn_tool None keeps the suite's time).
+    "opencode": {"ready": r"Ask anything…|Build · Scripted", "screen_read": True, "start_s": 40,
+                 "idle_limit": 3.0, "multiline": True, "spawn_tool": None,
+                 "question": ("Create the marker file [[shell=touch marker.txt]] [[after=The marker exists.]]",
+                              "", "\r", "marker.txt")},
+    # Inline (not full screen): the `>` prompt on the cursor row. No tools and no MCP; its own
+    # question is `Add file to the chat?` when the model's answer names a repo file (app.py glued
+    # to `]]`, so the prompt itself names no file and aider asks only after the answer).
+    "aider": {"ready": r"(?m)^>\s*$", "screen_read": True, "start_s": 40, "idle_limit": 3.0,
+              "multiline": False, "spawn_tool": None,
+              "question": ("Look at the app [[reply=Please open app.py]]", "Add file to the chat", "n\r", None)},
 }
 
 PROMPT_ONE_LINE = "Summarise what this small repository is for in one short plain sentence."
@@ -187,15 +206,17 @@ def wait_still(agent: Agent, quiet: float, timeout: float = 30):
 
 
 def check_start(agent: Agent, launched: float):
-    """Idle and confirmed within 30 s; never `working` once the composer shows and stands still."""
+    """Idle and confirmed within 30 s (start_s); never `working` once the composer shows and stands still."""
     regex = re.compile(agent.facts["ready"])
+    limit = agent.facts.get("start_s", 30)
     try:
-        wait_for(f"{agent.cli}'s composer", lambda: regex.search(agent.screen()), timeout=30)
+        wait_for(f"{agent.cli}'s composer", lambda: regex.search(agent.screen()),
+                 timeout=max(1.0, launched + limit - time.monotonic()))
     except TimeoutError:
         raise Failed(f"the composer never showed; screen: {agent.tail()}") from None
     wait_still(agent, quiet=2.0)
     samples, end = [], time.monotonic() + 1.0
-    deadline = launched + 30
+    deadline = launched + limit
     while True:
         state = agent.state()
         samples.append(brief(state))
@@ -205,13 +226,31 @@ def check_start(agent: Agent, launched: float):
         confirmed = state.get("agent_state") == "idle" and state.get("idle_confirmed")
         if confirmed and time.monotonic() >= end:
             return f"confirmed idle {time.monotonic() - launched:.1f} s after launch"
-        check(time.monotonic() < deadline, f"not confirmed idle 30 s after launch: {samples[-1]}; "
+        check(time.monotonic() < deadline, f"not confirmed idle {limit} s after launch: {samples[-1]}; "
                                            f"screen: {agent.tail()}")
         time.sleep(0.1)
 
 
 def check_submit(agent: Agent, text: str, what: str):
     agent.turn(text, what)
+
+
+def check_submit_opencode_paste(agent: Agent, text: str, what: str):
+    """A multi-line prompt into opencode. opencode itself appends ONE trailing space to any
+    bracketed paste ("a\nb" pasted -> prompt "a\nb "; /tmp/agents-notes/opencode.md), so the
+    model's prompt may be `text` or `text + " "`, nothing else; tuicd's receipt and state are
+    checked as strictly as for every other submit."""
+    error, receipt = agent.submit(text)
+    check(not error and receipt.get("submitted") is True, f"{what}: submit refused: {receipt}")
+    both = lambda: agent.prompts(text) + agent.prompts(text + " ")  # noqa: E731
+    try:
+        wait_for(f"the model to get {text!r}", lambda: both() >= 1, 30)
+    except TimeoutError:
+        seen = [r["prompt"][:80] for r in agent.bed.model.requests()[-3:]]
+        raise Failed(f"the model never got {text!r} (or with opencode's one trailing space) within 30 s; "
+                     f"its last prompts: {seen}; state {brief(agent.state())}; screen: {agent.tail()}") from None
+    agent.settle()
+    check(both() == 1, f"{what}: the model got {text!r} {both()} times")
 
 
 def check_back_to_back(agent: Agent):
@@ -243,7 +282,8 @@ def check_idle_latency(agent: Agent) -> str:
     idle_at = next((t for t, idle in samples if idle and t > answered_at), None)
     check(idle_at is not None, f"not confirmed idle 30 s after submit; state {brief(agent.state())}")
     latency = idle_at - answered_at
-    check(latency < 1.5, f"confirmed idle {latency:.2f} s after the model answered (limit 1.5 s)")
+    limit = agent.facts.get("idle_limit", 1.5)
+    check(latency < limit, f"confirmed idle {latency:.2f} s after the model answered (limit {limit} s)")
     return f"{latency:.2f} s from the model's answer to idle_confirmed"
 
 
@@ -291,6 +331,30 @@ def check_permission(agent: Agent):
     count = agent.mentions("Peer note 4711")
     check(count == 1, f"the peer message reached the model {count} times")
     check((agent.bed.repo / "marker.txt").exists(), "the approved command did not run (no marker.txt)")
+
+
+def check_question(agent: Agent) -> str:
+    """The CLI's own question (opencode's permission dialog, aider's `Add file to the chat?`):
+    awaiting_input with its question_text, answered with the CLI's key, then confirmed idle."""
+    agent.settle()
+    text, asks, answer, leaves = agent.facts["question"]
+    error, receipt = agent.submit(text)
+    check(not error and receipt.get("submitted") is True, f"submit refused: {receipt}")
+    agent.wait_model(text)
+    state = wait_state(agent, "awaiting_input with a question_text",
+                       lambda s: s.get("agent_state") == "awaiting_input" and s.get("question_text"), 20)
+    question = state["question_text"]
+    check(asks in question, f"question_text {question!r} does not hold {asks!r}; screen: {agent.tail()}")
+    agent.write(answer)
+    wait_state(agent, "the question to close", lambda s: s.get("agent_state") != "awaiting_input", 10)
+    if leaves:
+        wait_for("the tool's follow-up request",
+                 lambda: any(r["last_is_tool_result"] for r in agent.bed.model.requests()), 30)
+    agent.settle()
+    check(agent.prompts(text) == 1, f"the model got {text!r} {agent.prompts(text)} times")
+    if leaves:
+        check((agent.bed.repo / leaves).exists(), f"the allowed command did not run (no {leaves})")
+    return f"asked {question!r}"
 
 
 def check_cancel_claude(agent: Agent):
@@ -439,6 +503,15 @@ def run_cli(results: Results, tuicd: str, cli: str):
             if not re.search(agent.facts["ready"], agent.screen()):
                 results.fail(f"{cli} (the rest)", "not run: the composer never showed")
                 return
+        if agent.facts.get("screen_read"):
+            results.run(f"{cli} submit one-line", check_submit, agent, PROMPT_ONE_LINE, "one-line")
+            if agent.facts.get("multiline"):
+                results.run(f"{cli} submit three-line", check_submit_opencode_paste, agent, PROMPT_THREE_LINES,
+                            "three-line")
+            results.run(f"{cli} submit quotes-unicode", check_submit, agent, PROMPT_SPECIAL, "quotes and unicode")
+            results.run(f"{cli} idle latency", check_idle_latency, agent)
+            results.run(f"{cli} question", check_question, agent)
+            return
         results.run(f"{cli} submit one-line", check_submit, agent, PROMPT_ONE_LINE, "one-line")
         results.run(f"{cli} submit three-line", check_submit, agent, PROMPT_THREE_LINES, "three-line")
         results.run(f"{cli} submit quotes-unicode", check_submit, agent, PROMPT_SPECIAL, "quotes and unicode")

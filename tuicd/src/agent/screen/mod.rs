@@ -61,7 +61,8 @@ pub(crate) fn read(adapter: &Adapter, screen: &Screen<'_>) -> Verdict {
     let non_empty: Vec<(usize, &str)> =
         rows.iter().enumerate().map(|(i, r)| (start + i, normalise_row(r))).filter(|(_, r)| !r.is_empty()).collect();
     if !adapter.confirm_prompts.is_empty()
-        && let Some((_, row)) = non_empty.iter().rev().take(3).find(|(_, r)| any_match(adapter.confirm_prompts, r))
+        && let Some((_, row)) =
+            non_empty.iter().rev().take(adapter.ready_scope.max(3)).find(|(_, r)| any_match(adapter.confirm_prompts, r))
     {
         let choice = letter_choice(row);
         let prompt_text = if choice.title.is_empty() { row.to_string() } else { choice.title.clone() };
@@ -70,9 +71,6 @@ pub(crate) fn read(adapter: &Adapter, screen: &Screen<'_>) -> Verdict {
     if let Some(asked) = question::plain_question(&content_rows(adapter, &rows)) {
         return Verdict::Question(asked);
     }
-    if non_empty.iter().any(|(_, r)| any_match(adapter.working, r)) {
-        return Verdict::Working;
-    }
     let cursor_row = usize::from(screen.cursor.0);
     let ready = non_empty
         .iter()
@@ -80,6 +78,14 @@ pub(crate) fn read(adapter: &Adapter, screen: &Screen<'_>) -> Verdict {
         .filter(|(_, r)| !is_border(r))
         .take(adapter.ready_scope)
         .any(|(index, r)| any_match(adapter.ready, r) && (!adapter.ready_at_cursor || *index == cursor_row));
+    // A line-oriented CLI (Aider) draws its prompt at the cursor only once it reads input again:
+    // a spinner row above it is what an interrupted turn left behind.
+    if ready && adapter.ready_at_cursor {
+        return Verdict::Ready;
+    }
+    if non_empty.iter().any(|(_, r)| any_match(adapter.working, r)) {
+        return Verdict::Working;
+    }
     if ready { Verdict::Ready } else { Verdict::Unknown }
 }
 
