@@ -17,6 +17,7 @@ import argparse
 import json
 import re
 import shutil
+import struct
 import sys
 import time
 from pathlib import Path
@@ -30,14 +31,18 @@ FIXTURES = HERE.parent.parent / "tuicd" / "tests" / "fixtures" / "agents"
 
 # What differs per CLI: the text its permission dialog shows, and the key that approves it once.
 CLIS = {
-    "claude": {"ready": r"\? for shortcuts", "dialog": r"Do you want to proceed\?", "approve": "1", "restores": True},
-    "codex": {"ready": r"GPT-[\d.]+ \w+ ·", "dialog": r"Would you like to run", "approve": "y"},
-    "gemini": {"ready": r"Type your message", "dialog": r"Allow execution|Apply this change|Allow once", "approve": "1"},
+    "claude": {"ready": r"\? for shortcuts", "dialog": r"Do you want to proceed\?", "approve": "1", "restores": True,
+               "question": "Do you want to proceed?"},
+    "codex": {"ready": r"GPT-[\d.]+ \w+ ·", "dialog": r"Would you like to run", "approve": "y",
+              "question": "Would you like to run the following command?"},
+    "gemini": {"ready": r"Type your message", "dialog": r"Allow execution|Apply this change|Allow once", "approve": "1",
+               "question": "Allow execution of [Shell]?"},
     "opencode": {"ready": r"ctrl\+p commands", "dialog": r"Permission required", "approve": "\r",
+                 "question": "△ Permission required",
                  "cancel": ["\x1b", "\x1b"]},
     # Aider has no shell tool: its question is the file confirmation an answer naming a file raises.
     "aider": {"ready": r"(?m)^> ?$", "dialog": r"\(Y\)es/\(N\)o", "approve": "y\r",
-              "ask": "Look at the app [[reply=Please open app.py]]"},
+              "ask": "Look at the app [[reply=Please open app.py]]", "question": "Add file to the chat?"},
 }
 
 
@@ -46,6 +51,7 @@ class Recorder:
         self.bed, self.cli, self.session, self.version = bed, cli, session, version
         self.started = started
         self.labels: list[dict] = []
+        self.first_typed: float | None = None
         self.out = FIXTURES / cli
         self.out.mkdir(parents=True, exist_ok=True)
 
@@ -92,7 +98,23 @@ class Recorder:
         self.labels.append({"step": name, "at_us": at_us, "expect": expect, **truth})
 
     def type(self, text: str):
+        if self.first_typed is None:
+            self.first_typed = time.monotonic() - self.started
         self.bed.write(self.session, text)
+
+    def align(self, tcap: Path) -> None:
+        """Moves the labels onto the capture's clock, which starts when tuicd opens the file (a
+        little after `started`): the first input record is the first `type`."""
+        data = tcap.read_bytes()[8:]
+        at = 0
+        while at < len(data):
+            direction, micros, length = data[at], struct.unpack_from("<Q", data, at + 1)[0], struct.unpack_from("<I", data, at + 9)[0]
+            if direction == ord("i"):
+                shift = int(self.first_typed * 1e6) - micros
+                for label in self.labels:
+                    label["at_us"] -= shift
+                return
+            at += 13 + length
 
 
 def record(binary: str, cli: str) -> None:
@@ -122,7 +144,7 @@ def record(binary: str, cli: str) -> None:
         r.type("\r")
         r.wait_screen(keys["dialog"])
         r.wait_still(quiet=1.0)
-        r.snap("permission", "awaiting_input")
+        r.snap("permission", "awaiting_input", question=keys["question"])
         answered = r.bed.model.answered()
         r.type(keys["approve"])
         r.wait_answered(answered + 1)
@@ -143,6 +165,7 @@ def record(binary: str, cli: str) -> None:
         # The capture and its labels, for the replay test.
         capture = bed.tuicd.dir / "captures" / f"{session}.tcap"
         shutil.copy(capture, r.out / f"{version}-session.tcap")
+        r.align(r.out / f"{version}-session.tcap")
         size = bed.tuicd.request("GET", f"/sessions/{session}")
         meta = {"rows": size["rows"], "cols": size["cols"], "cli": cli, "version": version}
         lines = [json.dumps(meta)] + [json.dumps(label) for label in r.labels]

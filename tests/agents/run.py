@@ -5,9 +5,11 @@
 Prints one line per check (`ok <name>` or `FAIL <name>: <reason>`), then `N passed, M failed`;
 exits 1 when any failed. Each CLI gets one Bed (model server + tuicd + repository) and one session
 for the checks start .. cancel, run in order; spawning gets a Bed of its own whose tuicd carries
-the CLI's launch environment (spawn takes no env). The truth is always what reached the model
-(the model server's log) or what the person sees, never tuicd's own word for it. Every wait is a
-condition with a deadline; the only sleeps are the short pauses a person makes between keys.
+the CLI's launch environment (spawn takes no env). opencode and Aider (screen_read in CLIS) get
+the shorter list start, submit, idle latency and their own question. The truth is always what
+reached the model (the model server's log) or what the person sees, never tuicd's own word for
+it. Every wait is a condition with a deadline; the only sleeps are the short pauses a person
+makes between keys.
 Python 3.11 stdlib only.
 """
 
@@ -54,7 +56,7 @@ CLIS = {
     "opencode": {"ready": r"Ask anything…|Build · Scripted", "screen_read": True, "start_s": 40,
                  "idle_limit": 3.0, "multiline": True, "spawn_tool": None,
                  "question": ("Create the marker file [[shell=touch marker.txt]] [[after=The marker exists.]]",
-                              "", "\r", "marker.txt")},
+                              "Permission required", "\r", "marker.txt")},
     # Inline (not full screen): the `>` prompt on the cursor row. No tools and no MCP; its own
     # question is `Add file to the chat?` when the model's answer names a repo file (app.py glued
     # to `]]`, so the prompt itself names no file and aider asks only after the answer).
@@ -352,6 +354,14 @@ def check_question(agent: Agent) -> str:
                  lambda: any(r["last_is_tool_result"] for r in agent.bed.model.requests()), 30)
     agent.settle()
     check(agent.prompts(text) == 1, f"the model got {text!r} {agent.prompts(text)} times")
+    # Only the answer typed here may answer the question: after the prompt the model gets the
+    # tool's result (opencode, allowed) or nothing (aider, declined; a stray Enter would be a Yes
+    # and aider would send "I added these files to the chat: app.py").
+    requests = agent.bed.model.requests()
+    index = max(i for i, r in enumerate(requests) if r["prompt"] == text)
+    later = [r["prompt"][:60] if not r["last_is_tool_result"] else "(tool result)" for r in requests[index + 1:]]
+    expected = ["(tool result)"] if leaves else []
+    check(later == expected, f"after the question the model got {later}, expected {expected}")
     if leaves:
         check((agent.bed.repo / leaves).exists(), f"the allowed command did not run (no {leaves})")
     return f"asked {question!r}"

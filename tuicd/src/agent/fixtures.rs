@@ -276,6 +276,11 @@ fn every_recorded_session_gives_the_true_state_at_each_labelled_step() {
                 failures
                     .push(format!("{name} {step}: idle_confirmed {}, the truth is {confirmed}", status.idle_confirmed));
             }
+            if let Some(question) = label["question"].as_str()
+                && status.question_text.as_deref() != Some(question)
+            {
+                failures.push(format!("{name} {step}: question {:?}, the truth is {question:?}", status.question_text));
+            }
             if let Some(text) = label["composer"].as_str()
                 && composer(text) != tracker.composer_state()
             {

@@ -53,10 +53,14 @@ pub(crate) fn numbered_choice(raw: &[&str]) -> Option<ChoicePrompt> {
     if !footer_only || !(options.iter().any(|o| o.highlighted) || has_footer) {
         return None;
     }
-    let title = rows[first.saturating_sub(TITLE_SEARCH_ROWS)..first]
+    // The dialog's own question outranks a nearer row that merely ends with `?` (Codex shows the
+    // model's `Reason: ...?` between its question and the options).
+    let above = &rows[first.saturating_sub(TITLE_SEARCH_ROWS)..first];
+    let title = above
         .iter()
         .rev()
-        .find(|r| !is_border(r) && asks(r))?
+        .find(|r| !is_border(r) && dialog_phrase(r))
+        .or_else(|| above.iter().rev().find(|r| !is_border(r) && asks(r)))?
         .to_string();
     let all_text = rows[first..].join("\n").to_lowercase();
     let mut prompt = ChoicePrompt {
@@ -134,8 +138,13 @@ fn is_footer(row: &str) -> bool {
 }
 
 pub(super) fn asks(row: &str) -> bool {
+    row.trim_end().ends_with('?') || dialog_phrase(row)
+}
+
+/// A row using one of the words dialogs ask with (`Do you want`, `Allow`, ...).
+fn dialog_phrase(row: &str) -> bool {
     let lower = row.to_lowercase();
-    row.trim_end().ends_with('?') || TITLE_PHRASES.iter().any(|p| lower.contains(p))
+    TITLE_PHRASES.iter().any(|p| lower.contains(p))
 }
 
 pub(super) fn to_option(key: String, label: &str, highlighted: bool) -> ChoiceOption {
