@@ -167,10 +167,20 @@ class Agent:
             raise Failed(f"the model never got {text!r} within {timeout:.0f} s; its last prompts: {seen}; "
                          f"state {brief(self.state())}; screen: {self.tail()}") from None
 
+    def submitted(self, text: str, what: str = "prompt"):
+        """Submit `text`; fails unless the receipt says submitted, naming what the model got anyway."""
+        error, receipt = self.submit(text)
+        if not error and receipt.get("submitted") is True:
+            return receipt
+        try:  # a refusal whose prompt reached the model all the same is a wrong receipt
+            wait_for("the model", lambda: self.prompts(text), 3)
+        except TimeoutError:
+            pass
+        raise Failed(f"{what}: submit refused: {receipt}; the model got the prompt {self.prompts(text)} times")
+
     def turn(self, text: str, what: str = "prompt"):
         """Submit `text`, it reaches the model exactly once, the turn ends confirmed idle."""
-        error, receipt = self.submit(text)
-        check(not error and receipt.get("submitted") is True, f"{what}: submit refused: {receipt}")
+        self.submitted(text, what)
         self.wait_model(text)
         self.settle()
         count = self.prompts(text)
@@ -242,8 +252,7 @@ def check_submit_opencode_paste(agent: Agent, text: str, what: str):
     bracketed paste ("a\nb" pasted -> prompt "a\nb "; /tmp/agents-notes/opencode.md), so the
     model's prompt may be `text` or `text + " "`, nothing else; tuicd's receipt and state are
     checked as strictly as for every other submit."""
-    error, receipt = agent.submit(text)
-    check(not error and receipt.get("submitted") is True, f"{what}: submit refused: {receipt}")
+    agent.submitted(text, what)
     both = lambda: agent.prompts(text) + agent.prompts(text + " ")  # noqa: E731
     try:
         wait_for(f"the model to get {text!r}", lambda: both() >= 1, 30)
@@ -340,14 +349,13 @@ def check_question(agent: Agent) -> str:
     awaiting_input with its question_text, answered with the CLI's key, then confirmed idle."""
     agent.settle()
     text, asks, answer, leaves = agent.facts["question"]
-    error, receipt = agent.submit(text)
-    check(not error and receipt.get("submitted") is True, f"submit refused: {receipt}")
+    agent.submitted(text)
     agent.wait_model(text)
     state = wait_state(agent, "awaiting_input with a question_text",
                        lambda s: s.get("agent_state") == "awaiting_input" and s.get("question_text"), 20)
     question = state["question_text"]
     check(asks in question, f"question_text {question!r} does not hold {asks!r}; screen: {agent.tail()}")
-    agent.write(answer)
+    agent.write(answer)  # the person answers (aider: n = do not add app.py)
     wait_state(agent, "the question to close", lambda s: s.get("agent_state") != "awaiting_input", 10)
     if leaves:
         wait_for("the tool's follow-up request",

@@ -66,8 +66,23 @@ pub(crate) fn failed(args: &[&str], out: &Output) -> RepoError {
 
 /// Boxed by its callers: its state (the child, two readers) would otherwise sit inline in every
 /// caller's future, and a handler that runs several git commands would outgrow a worker's stack.
+/// Configuration a repository cannot set for tuicd's own git: what would make `git status`,
+/// `git diff` or `git worktree add` run a program the repository names. Not covered: filter
+/// drivers (`filter.<name>.clean`) a repository's config defines and its `.gitattributes` uses.
+const NO_REPO_PROGRAMS: &[&str] = &[
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.pager=cat",
+    "core.sshCommand=ssh",
+    "protocol.ext.allow=never",
+    "diff.external=",
+];
+
 async fn run(dir: &Path, args: &[&str], timeout: Duration, read_only: bool) -> Result<Output, RepoError> {
     let mut command = Command::new("git");
+    for setting in NO_REPO_PROGRAMS {
+        command.arg("-c").arg(setting);
+    }
     if read_only {
         command.arg("--no-optional-locks");
     }

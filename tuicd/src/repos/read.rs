@@ -145,7 +145,8 @@ pub(crate) async fn diff_stats(root: &Path, staged: bool) -> Result<DiffStats, R
 }
 
 fn diff_args<'a>(root: &Path, staged: bool, extra: &[&'a str], file: Option<&'a str>) -> Vec<&'a str> {
-    let mut args = vec!["diff"];
+    // A repository's textconv and external diff programs are not run for a read.
+    let mut args = vec!["diff", "--no-ext-diff", "--no-textconv"];
     args.extend_from_slice(extra);
     let unborn = super::head::git_dir(root).is_some_and(|dir| !has_commit(&dir));
     if staged || unborn {

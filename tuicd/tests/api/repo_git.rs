@@ -173,3 +173,33 @@ async fn without_git_on_path_every_repo_route_answers_a_clear_error_and_the_daem
     let (status, _) = daemon.get("/health").await;
     assert_eq!(status, StatusCode::OK);
 }
+
+#[tokio::test]
+async fn a_hostile_repository_config_runs_nothing_when_the_daemon_reads_or_adds_a_worktree() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = repo(tmp.path(), "hostile");
+    write(&r, "README.md", "changed\n");
+    write(&r, ".gitattributes", "*.md diff=evil\n");
+    let proof = tmp.path().join("ran");
+    let run = |what: &str| format!("sh -c 'echo {what} >> {}'; false", proof.display());
+    git(&r, &["config", "core.fsmonitor", &run("fsmonitor")]);
+    git(&r, &["config", "diff.external", &run("external-diff")]);
+    git(&r, &["config", "diff.evil.textconv", &run("textconv")]);
+    std::fs::create_dir_all(r.join(".git/hooks")).unwrap();
+    let hook = r.join(".git/hooks/post-checkout");
+    std::fs::write(&hook, format!("#!/bin/sh\necho post-checkout-hook >> {}\n", proof.display())).unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    // The attack works against a plain git: the proof that the test can fail.
+    let _ = std::process::Command::new("git").arg("-C").arg(&r).args(["status", "--porcelain"]).output();
+    assert!(proof.exists(), "a plain `git status` runs the repository's fsmonitor");
+    std::fs::remove_file(&proof).unwrap();
+
+    let daemon = Daemon::start().await;
+    for route in ["info", "changed-files", "diff", "diff-stats"] {
+        get_ok(&daemon, route, &r).await;
+    }
+    let (status, body) = daemon.post("/worktrees", json!({"base_repo": s(&r), "branch": "feature-x"})).await;
+    assert!(status.is_success(), "{body}");
+    let ran = std::fs::read_to_string(&proof).unwrap_or_default();
+    assert!(ran.is_empty(), "the daemon's git ran the repository's programs: {ran}");
+}
