@@ -361,13 +361,14 @@ def check_question(agent: Agent) -> str:
         wait_for("the tool's follow-up request",
                  lambda: any(r["last_is_tool_result"] for r in agent.bed.model.requests()), 30)
     agent.settle()
-    check(agent.prompts(text) == 1, f"the model got {text!r} {agent.prompts(text)} times")
+    # The tool's follow-up request carries the same last user message: count the asking ones.
+    requests = agent.bed.model.requests()
+    asked = [i for i, r in enumerate(requests) if r["prompt"] == text and not r["last_is_tool_result"]]
+    check(len(asked) == 1, f"the model got {text!r} {len(asked)} times")
     # Only the answer typed here may answer the question: after the prompt the model gets the
     # tool's result (opencode, allowed) or nothing (aider, declined; a stray Enter would be a Yes
     # and aider would send "I added these files to the chat: app.py").
-    requests = agent.bed.model.requests()
-    index = max(i for i, r in enumerate(requests) if r["prompt"] == text)
-    later = [r["prompt"][:60] if not r["last_is_tool_result"] else "(tool result)" for r in requests[index + 1:]]
+    later = [r["prompt"][:60] if not r["last_is_tool_result"] else "(tool result)" for r in requests[asked[0] + 1:]]
     expected = ["(tool result)"] if leaves else []
     check(later == expected, f"after the question the model got {later}, expected {expected}")
     if leaves:

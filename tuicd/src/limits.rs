@@ -101,9 +101,6 @@ pub const SUBMIT_START_WAIT: Duration = Duration::from_millis(2500);
 pub const SUBMIT_START_POLL: Duration = Duration::from_millis(50);
 /// A `pty_description` derived from a spawn prompt keeps this many characters.
 pub const PTY_DESCRIPTION_MAX_CHARS: usize = 160;
-/// A `user-input` event carries at most this many characters of the submitted line: it goes to
-/// every `/events` subscriber, and a pasted file does not belong there.
-pub const USER_INPUT_EVENT_MAX_CHARS: usize = 2000;
 // Inter-agent messaging (`messaging`). Values are the seed's; each says why.
 
 /// Messages one agent's inbox retains. Beyond it the oldest peer message is evicted (FIFO) and

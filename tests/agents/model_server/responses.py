@@ -8,7 +8,8 @@ The request's `input` is a list of items: messages ({"type": "message", "role": 
 CLI's `function_call_output` items. Codex sends its context (`<environment_context>`, AGENTS.md
 `# AGENTS.md instructions`, `<user_instructions>`, permissions text ...) as separate user or
 developer messages, or as extra input_text parts that start with a `<tag>`; those are dropped, so
-`Request.prompt` is what the person typed.
+`Request.prompt` is what the person typed. MCP tools that Codex defers behind its `tool_search`
+tool are searched for first, then called (see TOOL_SEARCH).
 """
 
 from __future__ import annotations
@@ -28,6 +29,19 @@ from .script import Request
 # "on-request") shows its permission dialog. Older Codex versions and other models list `shell`
 # with `command` as an argv array; `answer` turns a string into ["bash", "-lc", CMD] for that one.
 SHELL_TOOL = ("exec_command", "cmd")
+
+# Codex 0.171 with gpt-5.5 defers MCP tools: they are not in `tools`; a developer message lists
+# "Deferred tool namespaces: - mcp__tuic ..." and `tools` has {"type": "tool_search", "execution":
+# "client", parameters {query, limit}}. So a [[tool=NAME ...]] whose NAME no listed tool ends with,
+# while tool_search is listed, is answered in two steps: first a `tool_search_call` output item
+# ({"execution": "client", "arguments": {"query": NAME with _ as spaces, "limit": 8}}); Codex runs
+# the search itself and sends back a `tool_search_output` item whose `tools` are namespaces
+# ({"type": "namespace", "name": "mcp__tuic", "tools": [{"type": "function", "name": "session",
+# ...}]}), `tools` unchanged. Those count as listed as "<namespace>__<name>" (mcp__tuic__session),
+# and the call goes out as a function_call with name "session" and namespace "mcp__tuic"; its
+# result comes back as a plain function_call_output. One search per prompt: if the tool is still
+# missing after it, the answer is script.py's "No listed tool ends with NAME.".
+TOOL_SEARCH = "tool_search"
 JUSTIFICATION = "Run the scripted shell command?"
 
 # Text Codex adds as user-role content itself (never typed by the person).
@@ -39,7 +53,7 @@ _INJECTED = re.compile(
 )
 
 TOOL_OUTPUT_TYPES = ("function_call_output", "custom_tool_call_output", "local_shell_call_output",
-                     "mcp_tool_call_output", "tool_search_output")
+                     "mcp_tool_call_output")
 
 
 def _path_only(path: str) -> str:
@@ -92,12 +106,38 @@ def _tool_name(tool: dict) -> str:
     return str(tool.get("type", ""))
 
 
+def _this_turn(items: list[dict]) -> list[dict]:
+    """The items after the last message the person typed."""
+    last = max((n for n, i in enumerate(items) if _is_user_message(i) and _typed_text(i)), default=-1)
+    return items[last + 1:]
+
+
+def _searched(items: list[dict]) -> dict[str, tuple[str, str]]:
+    """The tools tool_search outputs exposed since the last typed prompt (see TOOL_SEARCH):
+    {"<namespace>__<name>": (namespace, name)} (a tool outside a namespace: ("", name))."""
+    found: dict[str, tuple[str, str]] = {}
+    for item in _this_turn(items):
+        if item.get("type") != "tool_search_output":
+            continue
+        for tool in item.get("tools") or []:
+            if not isinstance(tool, dict):
+                continue
+            if tool.get("type") == "namespace":
+                for sub in tool.get("tools") or []:
+                    if isinstance(sub, dict) and sub.get("name"):
+                        found[f"{tool.get('name')}__{sub['name']}"] = (str(tool.get("name")), str(sub["name"]))
+            elif tool.get("name"):
+                found[str(tool["name"])] = ("", str(tool["name"]))
+    return found
+
+
 def parse(path: str, body: dict) -> Request:
     items = _items(body)
     # The person's messages: user messages with some typed (non-injected) text.
     typed = [_typed_text(i) for i in items if _is_user_message(i)]
     typed = [t for t in typed if t]
     last_real = next((i for i in reversed(items) if i.get("type") not in ("reasoning",)), {})
+    # (A tool_search_output only exposes tools, the step before the call: not a tool's result.)
     last_is_tool_result = last_real.get("type") in TOOL_OUTPUT_TYPES
     prompt = typed[-1] if typed else ""
     return Request(
@@ -112,7 +152,7 @@ def parse(path: str, body: dict) -> Request:
         # A request with a JSON output schema is Codex's thread-title request (it still lists
         # apply_patch): not a turn, so no tools, and the log says main: false.
         tool_names=[] if _output_schema(body) is not None else
-        [_tool_name(t) for t in body.get("tools") or [] if isinstance(t, dict)],
+        [_tool_name(t) for t in body.get("tools") or [] if isinstance(t, dict)] + list(_searched(items)),
         system_head=str(body.get("instructions") or "")[:200],
     )
 
@@ -142,8 +182,24 @@ def _output_schema(body: dict) -> dict | None:
     return fmt.get("schema") if fmt.get("type") == "json_schema" else None
 
 
+def _search_query(request: Request, body: dict) -> str | None:
+    """The tool_search query to answer with before the [[tool=...]] call, or None (see TOOL_SEARCH)."""
+    found = script.directives(request.prompt)
+    if "tool" not in found or request.last_is_tool_result or TOOL_SEARCH not in request.tool_names:
+        return None
+    suffix = found["tool"].strip().partition(" ")[0]
+    if any(t.endswith(suffix) for t in request.tool_names):
+        return None
+    if any(i.get("type") == "tool_search_output" for i in _this_turn(_items(body))):
+        return None  # searched once already this turn
+    return " ".join(p for p in suffix.split("_") if p) or suffix
+
+
 def answer(handler, request: Request, body: dict) -> None:
+    query = _search_query(request, body)
     action = script.decide(request, SHELL_TOOL)
+    if query is not None:
+        action = script.Action(delay_ms=action.delay_ms, chunk_gap_ms=action.chunk_gap_ms)
     schema = _output_schema(body)
     if schema is not None and action.tool_name is None:
         # The title request: its answer must be JSON of that schema ({"title": ...}).
@@ -153,12 +209,20 @@ def answer(handler, request: Request, body: dict) -> None:
         time.sleep(action.delay_ms / 1000)
     response_id = "resp_" + uuid.uuid4().hex[:24]
     item_id = ("fc_" if action.tool_name is not None else "msg_") + uuid.uuid4().hex[:24]
-    if action.tool_name is not None:
+    if query is not None:
+        item = {"id": "tsc_" + uuid.uuid4().hex[:24], "type": "tool_search_call", "status": "completed",
+                "call_id": "call_" + uuid.uuid4().hex[:24], "execution": "client",
+                "arguments": {"query": query, "limit": 8}}
+        output_tokens = 10
+    elif action.tool_name is not None:
         args = action.tool_args or {}
         args = _shell_args(action.tool_name, args)
         arguments = json.dumps(args, ensure_ascii=False)
         item = {"id": item_id, "type": "function_call", "status": "completed",
                 "call_id": "call_" + uuid.uuid4().hex[:24], "name": action.tool_name, "arguments": arguments}
+        namespace, name = _searched(_items(body)).get(action.tool_name, ("", action.tool_name))
+        if namespace:  # a deferred tool that tool_search exposed: its own name in its namespace
+            item.update(name=name, namespace=namespace)
         output_tokens = 20
     else:
         item = {"id": item_id, "type": "message", "status": "completed", "role": "assistant",
@@ -181,7 +245,9 @@ def answer(handler, request: Request, body: dict) -> None:
     handler.start_sse()
     event("response.created", response=dict(base, status="in_progress", output=[], usage=None))
     event("response.in_progress", response=dict(base, status="in_progress", output=[], usage=None))
-    if item["type"] == "function_call":
+    if item["type"] == "tool_search_call":
+        event("response.output_item.added", output_index=0, item=dict(item, status="in_progress"))
+    elif item["type"] == "function_call":
         event("response.output_item.added", output_index=0,
               item=dict(item, status="in_progress", arguments=""))
         event("response.function_call_arguments.delta", item_id=item_id, output_index=0, delta=item["arguments"])

@@ -96,9 +96,11 @@ pub(crate) enum AgentEvent {
         state: u8,
         value: u8,
     },
-    /// A line submitted into the composer by any writer; it opened `turn_epoch`.
+    /// A line submitted into the composer by any writer; it opened `turn_epoch`. Only its
+    /// length: what a person types (a password at a `sudo` prompt too) is never published to
+    /// every `/events` subscriber nor kept in the event history.
     UserInput {
-        content: String,
+        chars: usize,
         turn_epoch: u64,
     },
     /// New on this wire: OSC 133;D, a shell command finished.

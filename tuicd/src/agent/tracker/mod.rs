@@ -21,9 +21,7 @@ use super::event::{AgentEvent, AgentState, AgentStatus, ChoicePrompt, ComposerSt
 use super::input_line::InputLineBuffer;
 use super::markers::{Announced, HookState, MarkerParser};
 use super::screen::{self, Screen, Verdict};
-use crate::limits::{
-    AGENT_IDLE, AGENT_READY_CONFIRM, AGENT_UNRECOGNISED, INPUT_ECHO_WINDOW, SHELL_IDLE, USER_INPUT_EVENT_MAX_CHARS,
-};
+use crate::limits::{AGENT_IDLE, AGENT_READY_CONFIRM, AGENT_UNRECOGNISED, INPUT_ECHO_WINDOW, SHELL_IDLE};
 use completion::Completion;
 pub(crate) use readiness::Readiness;
 
@@ -237,8 +235,7 @@ impl AgentTracker {
         self.last_key = if submitted.is_empty() { Some(now) } else { None };
         for line in submitted {
             self.open_turn(now);
-            let content = line.content.chars().take(USER_INPUT_EVENT_MAX_CHARS).collect();
-            events.push(AgentEvent::UserInput { content, turn_epoch: self.turn_epoch });
+            events.push(AgentEvent::UserInput { chars: line.content.chars().count(), turn_epoch: self.turn_epoch });
         }
         self.settle(now, &mut events);
         events
