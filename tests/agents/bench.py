@@ -113,6 +113,7 @@ def bench_idle(run: Run, turns: int) -> dict:
         "turns": len(latencies),
         "idle_p50_ms": round(statistics.median(latencies) * 1000) if latencies else None,
         "idle_max_ms": round(max(latencies) * 1000) if latencies else None,
+        "idle_ms": [round(x * 1000) for x in latencies],
         "mid_turn_samples": samples,
         "mid_turn_idle": mid_turn_idle,
     }

@@ -355,7 +355,10 @@ def check_question(agent: Agent) -> str:
                        lambda s: s.get("agent_state") == "awaiting_input" and s.get("question_text"), 20)
     question = state["question_text"]
     check(asks in question, f"question_text {question!r} does not hold {asks!r}; screen: {agent.tail()}")
-    agent.write(answer)  # the person answers (aider: n = do not add app.py)
+    # The person reads the question, then answers (aider: n = do not add app.py). Keys typed the
+    # instant the question row shows are lost: aider's prompt_toolkit is not reading yet.
+    time.sleep(1.0)
+    agent.write(answer)
     wait_state(agent, "the question to close", lambda s: s.get("agent_state") != "awaiting_input", 10)
     if leaves:
         wait_for("the tool's follow-up request",
