@@ -32,11 +32,12 @@ pub(crate) fn plan(adapter: Option<&Adapter>, text: &str) -> SubmitPlan {
     SubmitPlan { before_enter, gap: Duration::from_millis(recipe.enter_gap_ms), enter }
 }
 
-/// Whether a submit to `adapter`'s CLI waits to see the agent take the line: every CLI whose
-/// work tuicd can see (working rules, announcing titles) does; for the others the receipt can
-/// only say the bytes went in and output moved.
+/// Whether a submit to `adapter`'s CLI waits to see the agent take the line: a CLI that
+/// announces its state or whose composer tuicd reads (a dropped Enter leaves the text there).
+/// Seeing a working screen alone is no proof either way: a quick answer comes and goes between
+/// two screens (Aider), so for the others the receipt says the bytes went in and output moved.
 pub(crate) fn verifies_start(adapter: &Adapter) -> bool {
-    !adapter.working.is_empty() || !adapter.titles.is_empty()
+    !adapter.titles.is_empty() || adapter.composer.is_some()
 }
 
 /// Keys as a person would name them (`ctrl+u`, `esc esc`), for refusal messages.

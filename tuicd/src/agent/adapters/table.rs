@@ -202,10 +202,11 @@ pub(crate) static ADAPTERS: &[Adapter] = &[
         name: "OpenCode",
         binaries: &["opencode"],
         prompt_delivery: PromptDelivery::Deferred,
-        // Text then Enter submits at any gap; a multi-line paste arrives with one trailing space
-        // (its own doing). Ctrl-U clears the current line only, but Ctrl-C on an empty composer
-        // quits OpenCode at once, and its composer cannot be read: Ctrl-U is the safe key.
-        submit: FRAMED,
+        // Typed in one write, a `!` switches its composer to shell mode, so every prompt is
+        // pasted (a paste arrives with one trailing space, its own doing); Enter then submits at
+        // any gap. Ctrl-U clears the current line only, but Ctrl-C on an empty composer quits
+        // OpenCode at once, and its composer cannot be read: Ctrl-U is the safe key.
+        submit: SubmitRecipe { paste: Paste::Always, ..FRAMED },
         working: &[Contains("esc interrupt"), Contains("esc to interrupt"), Contains("esc again to interrupt")],
         ready: &[
             Prefix("Build · "),

@@ -52,14 +52,27 @@ fn bottom<'a>(screen: &Screen<'a>) -> (usize, Vec<&'a str>) {
 /// Classifies the screen for `adapter`.
 pub(crate) fn read(adapter: &Adapter, screen: &Screen<'_>) -> Verdict {
     let (start, rows) = bottom(screen);
+    let non_empty: Vec<(usize, &str)> =
+        rows.iter().enumerate().map(|(i, r)| (start + i, normalise_row(r))).filter(|(_, r)| !r.is_empty()).collect();
+    let cursor_row = usize::from(screen.cursor.0);
+    let ready = non_empty
+        .iter()
+        .rev()
+        .filter(|(_, r)| !is_border(r))
+        .take(adapter.ready_scope)
+        .any(|(index, r)| any_match(adapter.ready, r) && (!adapter.ready_at_cursor || *index == cursor_row));
+    // A line-oriented CLI (Aider) draws its prompt at the cursor only once it reads a new line
+    // again: a question or a spinner row above it is what an answered question or an
+    // interrupted turn left behind.
+    if ready && adapter.ready_at_cursor {
+        return Verdict::Ready;
+    }
     // A status bar under a dialog is the adapter's chrome, not text that turns the options into prose.
     let without_chrome: Vec<&str> =
         rows.iter().copied().filter(|r| !any_match(adapter.chrome, normalise_row(r))).collect();
     if let Some(choice) = numbered_choice(&without_chrome) {
         return Verdict::Question(ScreenQuestion { prompt_text: choice.title.clone(), choice });
     }
-    let non_empty: Vec<(usize, &str)> =
-        rows.iter().enumerate().map(|(i, r)| (start + i, normalise_row(r))).filter(|(_, r)| !r.is_empty()).collect();
     if !adapter.confirm_prompts.is_empty()
         && let Some((_, row)) =
             non_empty.iter().rev().take(adapter.ready_scope.max(3)).find(|(_, r)| any_match(adapter.confirm_prompts, r))
@@ -70,18 +83,6 @@ pub(crate) fn read(adapter: &Adapter, screen: &Screen<'_>) -> Verdict {
     }
     if let Some(asked) = question::plain_question(&content_rows(adapter, &rows)) {
         return Verdict::Question(asked);
-    }
-    let cursor_row = usize::from(screen.cursor.0);
-    let ready = non_empty
-        .iter()
-        .rev()
-        .filter(|(_, r)| !is_border(r))
-        .take(adapter.ready_scope)
-        .any(|(index, r)| any_match(adapter.ready, r) && (!adapter.ready_at_cursor || *index == cursor_row));
-    // A line-oriented CLI (Aider) draws its prompt at the cursor only once it reads input again:
-    // a spinner row above it is what an interrupted turn left behind.
-    if ready && adapter.ready_at_cursor {
-        return Verdict::Ready;
     }
     if non_empty.iter().any(|(_, r)| any_match(adapter.working, r)) {
         return Verdict::Working;
