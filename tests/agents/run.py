@@ -45,9 +45,9 @@ CLIS = {
     "claude": {"ready": r"\? for shortcuts", "approve": "1", "cancel": "\x03", "puts_back": True,
                "spawn_tool": "tuic__session"},
     "codex": {"ready": r"GPT-[\d.]+ \w+ ·", "approve": "y", "cancel": "\x03", "puts_back": False,
-              # Codex lists MCP tools only behind its tool_search tool (namespace mcp__tuic), which
-              # the scripted model does not drive: no spawn + MCP check.
-              "spawn_tool": None},
+              # Codex lists MCP tools only behind its tool_search tool (namespace mcp__tuic): the
+              # scripted model searches first (model_server/responses.py), then calls.
+              "spawn_tool": "tuic__session"},
     "gemini": {"ready": r"Type your message", "approve": "1", "cancel": "\x1b", "puts_back": False,
                "spawn_tool": "mcp_tuic_session"},
     # Full screen; the composer shows the placeholder on the home screen, then `Build · <model>`.
