@@ -99,6 +99,12 @@ pub const SUBMIT_ACK_TIMEOUT_MAX: Duration = Duration::from_millis(proto::sessio
 pub const SUBMIT_START_WAIT: Duration = Duration::from_millis(2500);
 /// How often that wait re-reads the engine when no output arrives (silence timers move).
 pub const SUBMIT_START_POLL: Duration = Duration::from_millis(50);
+/// How long a message pushed as a Claude Code channel notification may take to show in its
+/// transcript before it is typed into the terminal instead (Claude Code draws it within a frame
+/// when its channels are on; it drops it silently when they are off).
+pub const CHANNEL_ECHO_WAIT: Duration = Duration::from_secs(5);
+/// The screen text searched for that echo.
+pub const CHANNEL_ECHO_SCAN_BYTES: usize = 16 * 1024;
 /// A `pty_description` derived from a spawn prompt keeps this many characters.
 pub const PTY_DESCRIPTION_MAX_CHARS: usize = 160;
 // Inter-agent messaging (`messaging`). Values are the seed's; each says why.

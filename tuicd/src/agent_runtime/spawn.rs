@@ -156,6 +156,7 @@ pub(crate) async fn spawn(app: &App, p: SpawnRequest, spawner: Spawner) -> Resul
         name: name.clone(),
         progress_tracking: p.progress_tracking.unwrap_or(true),
         prompt_delivery: delivery,
+        channels: plan.args.iter().any(|a| a == launch::CLAUDE_CHANNELS_FLAG),
     };
     let sessions = app.sessions.clone();
     app.agents.record_spawn(&session.id, info, |id| sessions.resolve(id).is_ok());

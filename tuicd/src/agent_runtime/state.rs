@@ -35,6 +35,9 @@ pub(crate) struct SpawnInfo {
     pub progress_tracking: bool,
     /// `argv`, `deferred`, `delivered` (a deferred prompt went in) or `undelivered` (the watchdog fired).
     pub prompt_delivery: &'static str,
+    /// Launched with Claude Code's channels flag naming tuicd's server: its MCP client takes
+    /// `notifications/claude/channel` pushes although it never declares so at initialize.
+    pub channels: bool,
 }
 
 #[derive(Debug, Default)]

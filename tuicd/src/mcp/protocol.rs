@@ -72,11 +72,18 @@ fn initialize(app: &App, meta: &RequestMeta, params: Option<Params<'_>>) -> Resu
     let requested = params.get("protocolVersion").and_then(Value::as_str);
     let version = model::negotiate(requested);
     let client_name = params.get("clientInfo").and_then(|c| c.get("name")).and_then(Value::as_str).map(String::from);
-    let channels = params
+    let declared = params
         .get("capabilities")
         .and_then(|c| c.get("experimental"))
         .and_then(|e| e.get(CHANNEL_CAPABILITY))
         .is_some();
+    // Claude Code never declares the capability (only a server does): a Claude Code that tuicd
+    // launched with the channels flag, asserting its terminal's identity, takes the pushes.
+    let channels = declared
+        || (client_name.as_deref() == Some("claude-code")
+            && meta.tuic_session.as_deref().and_then(|id| app.sessions.resolve_live(id).ok()).is_some_and(|session| {
+                app.agents.spawn_info(&session.id).is_some_and(|info| info.channels)
+            }));
     let collapse_tools = instructions::client_collapses(client_name.as_deref());
     let client =
         ClientInfo { tuic_session: meta.tuic_session.clone(), channels, collapse_tools, name: client_name.clone() };

@@ -11,7 +11,7 @@ use super::view::View;
 use crate::agent::AgentState;
 use crate::agent_runtime::submit::{SubmitError, submit};
 use crate::agent_runtime::{AgentLink, EdgeKind, LifecycleEdge};
-use crate::limits::WAKE_NOTICE_EXPIRY;
+use crate::limits::{CHANNEL_ECHO_SCAN_BYTES, CHANNEL_ECHO_WAIT, WAKE_NOTICE_EXPIRY};
 use crate::messaging::injection::{QueueEntry, frame_for_terminal};
 use crate::messaging::{AgentKind, AgentMessage, ChildState, Lifecycle, Liveness, WakeResult};
 use crate::session::Session;
@@ -51,7 +51,9 @@ pub(super) async fn run(
 fn deliver(app: &App, id: Uuid, recheck: &UnboundedSender<Uuid>) {
     let taken = app.peers.messaging.take_deliveries(id, &View(app));
     for message in taken.payloads {
-        if !push_channel(app, id, &message) {
+        if push_channel(app, id, &message) {
+            tokio::spawn(confirm_channel(app.clone(), id, message, recheck.clone()));
+        } else {
             app.peers.terminals().entry(id).or_default().queue.push_peer(message);
         }
     }
@@ -87,6 +89,36 @@ fn push_channel(app: &App, id: Uuid, message: &AgentMessage) -> bool {
         tracing::info!(source = "agent_msg", recipient = %id, message_id = %message.id, route = "sse_channel", "delivered");
     }
     pushed > 0
+}
+
+/// A pushed message counts as delivered once Claude Code shows it (`← <server>: Message from
+/// <name>: ...` in its transcript). Claude Code drops channel pushes where its remote feature
+/// flag keeps channels off, silently: a push not shown within [`CHANNEL_ECHO_WAIT`] is typed into
+/// the terminal at its next idle instead, as for any busy recipient.
+async fn confirm_channel(app: App, id: Uuid, message: AgentMessage, recheck: UnboundedSender<Uuid>) {
+    let Some(session) = View(&app).session_of(id) else { return };
+    let shown = format!("Message from {}", message.from_name);
+    let deadline = tokio::time::Instant::now() + CHANNEL_ECHO_WAIT;
+    let mut progress = session.screen_progress();
+    loop {
+        let screen = session.text_within(None, CHANNEL_ECHO_SCAN_BYTES).data;
+        if screen.lines().any(|line| line.contains('←') && line.contains(&shown)) {
+            return;
+        }
+        if session.exit_info().is_some() {
+            return;
+        }
+        tokio::select! {
+            () = tokio::time::sleep_until(deadline) => break,
+            _ = progress.changed() => {}
+        }
+    }
+    tracing::info!(
+        source = "agent_msg", recipient = %id, message_id = %message.id,
+        "the channel push never showed in the recipient's terminal; typing it at its next idle"
+    );
+    app.peers.terminals().entry(id).or_default().queue.push_peer(message);
+    let _ = recheck.send(id);
 }
 
 /// Types the next FIFO entry when the terminal is ready and this idle transition has not had one.
