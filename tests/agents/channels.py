@@ -181,9 +181,13 @@ def check_channel_push(bed: Bed) -> str:
     # Exactly once: not also typed into the terminal once the agent is idle.
     answer = tuicd.mcp("session", {"action": "wait", "session_id": session, "until": "idle", "timeout_ms": 60000})
     check(answer.get("met"), f"not idle after the channel turn: {answer}; screen: {tail(bed, session)}")
-    time.sleep(3.0)  # a queued terminal entry would be typed right after idle
+    # A push tuicd did not see shown would be typed after its 5 s echo wait: give that its time.
+    try:
+        wait_for("the message typed into the terminal too", lambda: "[TUIC message from" in screen(bed, session), 8)
+    except TimeoutError:
+        pass
     answer = tuicd.mcp("session", {"action": "wait", "session_id": session, "until": "idle", "timeout_ms": 60000})
-    check(answer.get("met"), f"not idle 3 s later: {answer}; screen: {tail(bed, session)}")
+    check(answer.get("met"), f"not idle at the end: {answer}; screen: {tail(bed, session)}")
     carrying = [r["prompt"][:80] for r in model.requests() if NOTE in r["prompt"]]
     check(len(carrying) == 1, f"the message reached the model {len(carrying)} times: {carrying}")
     check("[TUIC message from" not in screen(bed, session),

@@ -479,6 +479,31 @@ def check_spawn(bed: Bed, cli: str, binary: Path) -> str:
     return f"session list served to the spawned {cli} ({len(listed[0]['tool_result_text'])} chars)"
 
 
+def check_channel_off_fallback(bed: Bed) -> str:
+    """A spawned Claude Code whose channels are off (its remote flag, off in this bed): a peer
+    message sent mid-turn is pushed, never shown, and then typed at the next idle, exactly once."""
+    claude = [s for s in bed.tuicd.request("GET", "/sessions") if s.get("agent_type") == "claude"]
+    check(claude, "no spawned Claude Code in this bed")
+    agent = Agent(bed, "claude", claude[-1]["session_id"])
+    agent.settle()
+    long = "Keep working on the essay [[delay=6000]]"
+    error, receipt = agent.submit(long)
+    check(not error and receipt.get("submitted") is True, f"the long prompt was not submitted: {receipt}")
+    agent.wait_model(long)
+    note = "Fallback note 5150 from the tester"
+    sender = bed.tuicd.mcp_initialize()
+    error, answer = bed.tuicd.mcp_call("agent", {"action": "register", "name": "tester"}, sender)
+    check(not error, f"register refused: {answer}")
+    error, sent = bed.tuicd.mcp_call("agent", {"action": "send", "to": agent.session, "message": note}, sender)
+    check(not error and sent.get("accepted"), f"send refused: {sent}")
+    check(sent.get("delivery_path") == "sse_channel_and_inbox",
+          f"a working spawned Claude Code should get the channel push first: {sent.get('delivery_path')}")
+    wait_for("the message typed at the next idle", lambda: agent.mentions(note) >= 1, 60)
+    agent.settle()
+    check(agent.mentions(note) == 1, f"the message reached the model {agent.mentions(note)} times")
+    return "pushed, not shown by Claude Code, typed after the turn, reached the model once"
+
+
 def check_spawn_missing_binary(bed: Bed):
     before = len(bed.tuicd.request("GET", "/sessions"))
     missing = str(bed.root / "no-such-claude")
@@ -556,6 +581,8 @@ def run_spawn(results: Results, tuicd: str, bridge: str, cli: str, bad_input: bo
     bed = Bed(tuicd, env=env)
     try:
         results.run(f"{cli} spawn + MCP session tool", check_spawn, bed, cli, BIN / cli)
+        if cli == "claude":
+            results.run("claude channel off: the push falls back to typing", check_channel_off_fallback, bed)
         if bad_input:
             results.run("spawn a missing binary", check_spawn_missing_binary, bed)
             results.run("spawn a CLI that crashes at start", check_spawn_crash, bed)
@@ -584,6 +611,18 @@ def main() -> None:
                 run_spawn(results, tuicd, args.bridge, cli, bad_input=cli == clis[0])
             except Exception as e:
                 results.fail(f"{cli} spawn bed", f"{type(e).__name__}: {e}")
+    if "claude" in clis:
+        # Claude Code with its channels on (channels.py: GrowthBook on, the flag cached).
+        import channels
+
+        try:
+            bed = channels.make_bed(tuicd, args.bridge)
+            try:
+                results.run("claude channel push into a working turn", channels.check_channel_push, bed)
+            finally:
+                bed.close()
+        except Exception as e:
+            results.fail("claude channel bed", f"{type(e).__name__}: {e}")
     print(f"({time.monotonic() - started:.0f} s)", file=sys.stderr)
     print(f"{results.passed} passed, {results.failed} failed")
     sys.exit(1 if results.failed else 0)
