@@ -22,7 +22,7 @@ use crate::limits::{
 
 /// The revision used when neither the request nor the handshake names one.
 const FALLBACK_VERSION: &str = "2025-11-25";
-const NEGOTIABLE_VERSIONS: [&str; 3] = ["2026-07-28", "2025-11-25", "2025-03-26"];
+const NEGOTIABLE_VERSIONS: [&str; 5] = ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 #[derive(Debug)]
 pub(crate) struct Settings {
@@ -269,7 +269,9 @@ impl Bridge {
                 let version = requested.filter(|v| NEGOTIABLE_VERSIONS.contains(v)).unwrap_or(FALLBACK_VERSION);
                 json!({
                     "protocolVersion": version,
-                    "capabilities": {"tools": {"listChanged": true}},
+                    // The same capabilities tuicd declares: Claude Code registers its channel
+                    // only at initialize, so a bridge started before the daemon must declare it too.
+                    "capabilities": {"tools": {"listChanged": true}, "experimental": {"claude/channel": {}}},
                     "serverInfo": {"name": "tuic-bridge", "version": env!("CARGO_PKG_VERSION")},
                     "instructions": format!("{}. Tools appear (tools/list_changed) as soon as it is back.", failure.message()),
                 })
