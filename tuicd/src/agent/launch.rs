@@ -149,8 +149,9 @@ pub(crate) fn default_flags(
                 out.flags.extend([CLAUDE_CHANNELS_FLAG.to_owned(), format!("server:{name}")]);
             }
         }
-        Some("codex") => {
-            if by_binary(program).is_some_and(|a| a.id == "codex") && !given(CODEX_APPROVAL_FLAGS) {
+        // A wrapper given codex's type is not a Codex command: its argv is not ours to change.
+        Some("codex") if by_binary(program).is_some_and(|a| a.id == "codex") => {
+            if !given(CODEX_APPROVAL_FLAGS) {
                 out.flags.push(CODEX_BYPASS_FLAG.into());
             }
             match mcp {
@@ -296,7 +297,7 @@ mod tests {
             assert!(!flags.flags.contains(&CODEX_BYPASS_FLAG.to_owned()), "{chosen:?}");
         }
         let wrapper = default_flags(by_id("codex"), "/bin/sh", &args(&["-c", "codex"]), None, Some(MCP));
-        assert!(!wrapper.flags.contains(&CODEX_BYPASS_FLAG.to_owned()), "a wrapper's argv is not ours to change");
+        assert_eq!(wrapper, DefaultFlags::default(), "a wrapper's argv is not ours to change");
         assert_eq!(default_flags(by_id("aider"), "aider", &[], Some("tuic"), Some(MCP)), DefaultFlags::default());
     }
 

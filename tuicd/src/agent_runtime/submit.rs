@@ -102,7 +102,9 @@ pub(crate) async fn submit(
         Instant::now() + timeout.max(2 * SUBMIT_START_WAIT).min(SUBMIT_ACK_TIMEOUT_MAX.max(2 * SUBMIT_START_WAIT));
     let mut start = verify_start(session, link, epoch, (Instant::now() + SUBMIT_START_WAIT).min(deadline)).await;
     let mut retried = false;
-    if start == Start::NotSeen && link.with_tracker(|t| t.turn_epoch()) == epoch {
+    let asking = link.with_tracker(|t| t.readiness() == crate::agent::Readiness::Question { confident: true });
+    // An Enter into an open question would answer it.
+    if start == Start::NotSeen && !asking && link.with_tracker(|t| t.turn_epoch()) == epoch {
         // The CLI read the Enter as part of a paste (or missed it): one more Enter, as the
         // recipe says, before anything else writes.
         retried = true;
@@ -168,7 +170,9 @@ async fn verify_start(session: &Session, link: &AgentLink, epoch: u64, deadline:
             return Start::Exited;
         }
         if Instant::now() >= deadline {
-            return Start::NotSeen;
+            // Work announced or shown is the agent's own word that it took a line, even where a
+            // row the screen reader takes for its composer still shows the text.
+            return if started { Start::Seen } else { Start::NotSeen };
         }
         tokio::select! {
             () = tokio::time::sleep_until(deadline.into()) => {}

@@ -90,6 +90,7 @@ async fn agent_recorded_screens_give_their_expected_state_through_the_daemon() {
     // Past every idle (2.5 s) and ready-confirm (1.5 s) timer after the last byte.
     tokio::time::sleep(Duration::from_millis(4500)).await;
     let mut failures = Vec::new();
+    let mut submits = Vec::new();
     for (path, fixture, id) in &started {
         let status = ok(&daemon, "session", json!({"action": "status", "session_id": id})).await;
         let state = &status["state"];
@@ -127,10 +128,18 @@ async fn agent_recorded_screens_give_their_expected_state_through_the_daemon() {
         if met != (confirmed || question) {
             failures.push(format!("{name}: wait met {met}, idle_confirmed {confirmed}, question {question}"));
         }
-        let submit = json!({"action": "submit", "session_id": id, "input": "x", "timeout_ms": 250});
-        let (refused, receipt) = call(&daemon, "session", submit).await;
-        if refused == confirmed {
-            failures.push(format!("{name}: submit refused {refused}, idle_confirmed {confirmed}: {receipt}"));
+        let composer_empty = state["composer_state"] == json!("empty");
+        submits.push((name.into_owned(), fixture, id.clone(), confirmed && composer_empty));
+    }
+    // Submits all at once: an accepted one waits up to 5 s to see a recorded screen (which
+    // never reacts) start a turn. A composer holding text holds typing without being less idle.
+    let submitted = futures_util::future::join_all(submits.iter().map(|(_, _, id, _)| {
+        call(&daemon, "session", json!({"action": "submit", "session_id": id, "input": "x", "timeout_ms": 250}))
+    }))
+    .await;
+    for ((name, fixture, _, may_type), (refused, receipt)) in submits.iter().zip(submitted) {
+        if refused == *may_type {
+            failures.push(format!("{name}: submit refused {refused}, idle with an empty composer {may_type}: {receipt}"));
         }
         if fixture.get("hold").is_some_and(|hold| (hold == "true") != refused) {
             failures.push(format!("{name}: typing held {refused}, expected hold {:?}", fixture.get("hold")));

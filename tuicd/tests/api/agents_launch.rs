@@ -70,21 +70,27 @@ async fn a_spawned_claude_code_may_take_channel_pushes_from_the_server_its_confi
         .unwrap();
     let daemon = recording_daemon(&home, &argv_file).await;
 
+    // Both flags take several values: the prompt comes after `--`.
     let (spawned, argv) = spawn_argv(&daemon, &argv_file, json!({"agent_type": "claude", "cwd": repo})).await;
-    assert_eq!(argv, strings(&["--dangerously-load-development-channels", "server:tuicd-here", "the task"]));
+    assert_eq!(argv, strings(&["--dangerously-load-development-channels", "server:tuicd-here", "--", "the task"]));
     assert!(spawned.get("launch_warning").is_none(), "{spawned}");
 
     // The caller's own choice stands, once.
     let own = json!({"agent_type": "claude", "cwd": repo,
         "args": ["--dangerously-load-development-channels", "server:mine"]});
     let (_, argv) = spawn_argv(&daemon, &argv_file, own).await;
-    assert_eq!(argv, strings(&["--dangerously-load-development-channels", "server:mine", "the task"]));
+    assert_eq!(argv, strings(&["--dangerously-load-development-channels", "server:mine", "--", "the task"]));
 
-    // No config names our server: no guess, and the answer says so.
+    // No config names a tuic-bridge server: tuicd's own, for this launch only, named `tuic`.
     let (spawned, argv) = spawn_argv(&daemon, &argv_file, json!({"agent_type": "claude", "cwd": home})).await;
-    assert_eq!(argv, strings(&["the task"]));
-    let warning = spawned["launch_warning"].as_str().unwrap_or_default();
-    assert!(warning.contains("--dangerously-load-development-channels") && warning.contains(".mcp.json"), "{spawned}");
+    assert_eq!(argv[0], "--mcp-config");
+    let config: Value = serde_json::from_str(&argv[1]).unwrap();
+    let bridge = config["mcpServers"]["tuic"]["command"].as_str().unwrap();
+    assert!(bridge.ends_with("/tuic-bridge") && std::path::Path::new(bridge).is_file(), "{config}");
+    assert_eq!(config["mcpServers"]["tuic"]["env"]["TUIC_SESSION"], spawned["tuic_session"]);
+    assert_eq!(argv[2..], strings(&["--dangerously-load-development-channels", "server:tuic", "--", "the task"]));
+    assert!(spawned.get("launch_warning").is_none(), "{spawned}");
+    assert!(!home.join(".claude.json").exists(), "the person's config is never written");
 }
 
 #[tokio::test]
@@ -100,10 +106,13 @@ async fn a_direct_codex_command_gets_the_approval_bypass_default_unless_the_call
     let direct = json!({"binary_path": codex, "cwd": dir.path()});
     let (spawned, argv) = spawn_argv(&daemon, &argv_file, direct).await;
     assert_eq!(spawned["agent_type"], json!("codex"), "the executable selects the agent");
-    assert_eq!(argv, strings(&["--dangerously-bypass-approvals-and-sandbox"]));
+    assert_eq!(argv[0], "--dangerously-bypass-approvals-and-sandbox");
+    assert_eq!((argv[1].as_str(), argv[3].as_str()), ("-c", "-c"), "tuic's MCP server for this launch: {argv:?}");
+    assert!(argv[2].starts_with("mcp_servers.tuic.command=") && argv[2].contains("tuic-bridge"), "{argv:?}");
     let chosen = json!({"binary_path": codex, "cwd": dir.path(), "args": ["--ask-for-approval", "on-request"]});
     let (_, argv) = spawn_argv(&daemon, &argv_file, chosen).await;
-    assert_eq!(argv, strings(&["--ask-for-approval", "on-request"]));
+    assert!(!argv.contains(&"--dangerously-bypass-approvals-and-sandbox".to_owned()), "{argv:?}");
+    assert_eq!(argv[argv.len() - 2..], strings(&["--ask-for-approval", "on-request"]));
     // The fake agent given codex's type is a wrapper, not a direct Codex command: untouched.
     let wrapper = json!({"agent_type": "codex", "cwd": dir.path()});
     let (_, argv) = spawn_argv(&daemon, &argv_file, wrapper).await;

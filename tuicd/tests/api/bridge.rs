@@ -278,15 +278,19 @@ async fn a_submit_that_waits_out_its_whole_acknowledgement_window_gets_its_recei
     let mut bridge = Bridge::start(&daemon, None);
     bridge.initialize().await;
     // The agent stays silent after Enter for longer than submit's largest window (10 s): tuicd
-    // answers only when the window ends, past the bridge's ordinary 10 s call deadline.
+    // answers only when the window ends, past the bridge's ordinary 10 s call deadline. It never
+    // saw the agent start a turn, so the receipt does not say submitted.
     let args = json!({"action": "submit", "session_id": id, "input": "mute task", "timeout_ms": 10_000});
+    let asked = std::time::Instant::now();
     let answer = bridge.ask("tools/call", json!({"name": "session", "arguments": args})).await;
     let (is_error, receipt) = call_text(&answer);
     assert!(!is_error, "{receipt}");
+    assert!(asked.elapsed() >= std::time::Duration::from_secs(10), "the whole window: {:?}", asked.elapsed());
     assert_eq!(
         (receipt["submitted"].clone(), receipt["acknowledged"].clone()),
-        (json!(true), json!(false)),
+        (json!(false), json!(false)),
         "{receipt}"
     );
+    assert!(receipt["reason"].as_str().unwrap().starts_with("not_taken"), "{receipt}");
     assert_eq!(receipt["write_state"], json!("complete"));
 }

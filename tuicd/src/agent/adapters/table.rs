@@ -82,7 +82,8 @@ pub(crate) static ADAPTERS: &[Adapter] = &[
             TitleRule { rule: GlyphRange { first: '\u{2800}', last: '\u{28ff}' }, means: Announced::Working },
             TitleRule { rule: Prefix("✳ "), means: Announced::Idle },
         ],
-        composer: Some(ComposerRule { prompts: &["❯\u{a0}", "> "], placeholders: &[Prefix("Try \"")] }),
+        // Only 2.x's composer is read: 1.x's `> ` is also how the transcript shows past prompts.
+        composer: Some(ComposerRule { prompts: &["❯\u{a0}"], placeholders: &[Prefix("Try \"")] }),
         own_processes: &[],
     },
     // Codex (ratatui; node starts the native `codex`). Working: `• Working (4m 55s • esc to
