@@ -15,7 +15,7 @@ const DEADLINE: Duration = Duration::from_secs(10);
 
 fn health_ok(socket: &std::path::Path) -> bool {
     let Ok(mut stream) = UnixStream::connect(socket) else { return false };
-    if stream.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").is_err() {
+    if stream.write_all(b"GET /health HTTP/1.1\r\nHost: tuic\r\nConnection: close\r\n\r\n").is_err() {
         return false;
     }
     let mut head = [0u8; 12];

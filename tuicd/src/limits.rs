@@ -18,7 +18,8 @@ pub const UI_CONFIRM_RECENT: usize = 256;
 pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
 /// Responses above this size are compressed (gzip or brotli, as the client accepts).
 pub const COMPRESSION_MIN_BYTES: u64 = 860;
-/// Concurrent connections per listener; further accepts wait for a slot.
+/// Concurrent connections per listener. The IPC listener's further accepts wait for a slot; the TCP
+/// listener closes its oldest unauthenticated connection instead (`server/admission.rs`).
 pub const MAX_CONNECTIONS: usize = 1024;
 /// Times a connection is polled again at once when it woke itself during a poll (hyper's request
 /// body channel does, once per request with a body) before it yields to the scheduler instead.
@@ -37,10 +38,32 @@ pub const TCP_PORT_ATTEMPTS: u16 = 3;
 
 /// bcrypt cost for new password hashes (about 300 ms per verify in release).
 pub const BCRYPT_COST: u32 = 12;
+/// bcrypt reads only the first 72 bytes of a password; longer ones are refused (by
+/// `POST /auth/hash-password` and `tuicd hash-password`) rather than silently truncated.
+pub const BCRYPT_MAX_PASSWORD_BYTES: usize = 72;
 /// Successful Basic credentials remembered so that bcrypt runs once per credential, not per request.
 pub const AUTH_CACHE_CAPACITY: usize = 64;
 /// Client addresses tracked by the failed-login limiter; the oldest is dropped beyond it.
 pub const AUTH_LIMITER_CAPACITY: usize = 4096;
+/// bcrypt verifications running at once. One: a burst of guesses can occupy at most one core of
+/// a two-core machine, and the other stays free to serve everyone else.
+pub const BCRYPT_CONCURRENCY: usize = 1;
+/// How long a login waits for the bcrypt slot before it is answered 429 (a burst from elsewhere
+/// is at most a few verifications long, since each address is limited before bcrypt runs).
+pub const BCRYPT_QUEUE_WAIT: Duration = Duration::from_secs(2);
+
+/// Remote access (TCP) only: a client must send a whole request head within this, and an idle
+/// HTTP/1 keep-alive connection is closed after it (hyper runs one timer for both), so a slow or
+/// silent socket cannot hold a connection slot.
+pub const TCP_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// A TCP connection that has not authenticated a request within this after it was accepted is
+/// closed. Covers what the header timer does not: the HTTP/2 preface, protocol sniffing, TLS.
+pub const TCP_AUTHENTICATE_WITHIN: Duration = Duration::from_secs(10);
+/// HTTP/2 pings on an idle authenticated TCP connection, so a vanished peer frees its slot.
+pub const TCP_H2_KEEP_ALIVE: Duration = Duration::from_secs(30);
+/// TCP connections one address (an IPv6 /64 counts as one) may hold. Far above a GUI, a phone page
+/// and a browser together; far below [`MAX_CONNECTIONS`], so one address cannot fill the listener.
+pub const TCP_CONNECTIONS_PER_ADDRESS: usize = 64;
 
 /// `/events`: events retained for `Last-Event-ID` replay, and the live channel's depth.
 pub const EVENT_HISTORY: usize = 1024;
@@ -113,6 +136,9 @@ pub const PTY_DESCRIPTION_MAX_CHARS: usize = 160;
 /// counted in `missed_count`; server-authored lifecycle mail is evicted only when nothing else is left,
 /// because a parent that loses "child exited" can wait forever.
 pub const INBOX_CAPACITY: usize = 100;
+/// The longest peer name `agent action=register` and `agent action=spawn` accept, in characters:
+/// a name is a label other agents read in their instructions and peer lists, not a message.
+pub const PEER_NAME_MAX_CHARS: usize = 64;
 /// Largest message body `agent action=send` accepts. Large enough for a report, small enough that
 /// 100 of them per inbox stay bounded (6.4 MB worst case per agent).
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;

@@ -166,6 +166,14 @@ fn hash_password(cost: u32) -> ExitCode {
         eprintln!("tuicd: the password is empty");
         return ExitCode::FAILURE;
     }
+    if password.len() > limits::BCRYPT_MAX_PASSWORD_BYTES {
+        eprintln!(
+            "tuicd: the password is {} bytes, longer than {} bytes; bcrypt would ignore the rest, so choose a shorter one",
+            password.len(),
+            limits::BCRYPT_MAX_PASSWORD_BYTES
+        );
+        return ExitCode::FAILURE;
+    }
     match bcrypt::hash(password, cost) {
         Ok(hash) => {
             println!("{hash}");

@@ -199,11 +199,18 @@ pub(crate) struct DefaultFlags {
 pub(crate) fn pty_description(param: DescriptionParam<'_>, prompt: &str) -> Option<String> {
     let text = match param {
         DescriptionParam::Clear => return None,
-        DescriptionParam::Set(text) => text.trim().to_owned(),
-        DescriptionParam::Absent => prompt.split_whitespace().collect::<Vec<_>>().join(" "),
+        DescriptionParam::Set(text) => one_line(text),
+        DescriptionParam::Absent => one_line(prompt),
     };
     let text: String = text.chars().take(PTY_DESCRIPTION_MAX_CHARS).collect();
     (!text.is_empty()).then_some(text)
+}
+
+/// `text` as one line: every run of whitespace and control characters (line breaks, escapes)
+/// becomes one space, and the ends are trimmed. A description or name other clients are shown
+/// must not start lines of its own in what they read.
+pub(crate) fn one_line(text: &str) -> String {
+    text.split(|c: char| c.is_whitespace() || c.is_control()).filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]
@@ -305,6 +312,10 @@ mod tests {
     fn the_description_is_explicit_cleared_or_derived_from_the_prompt() {
         assert_eq!(pty_description(DescriptionParam::Set(" Review auth "), "x").as_deref(), Some("Review auth"));
         assert_eq!(pty_description(DescriptionParam::Clear, "x"), None);
+        assert_eq!(
+            pty_description(DescriptionParam::Set("Review\n\n## SYSTEM OVERRIDE\u{1b}[2J now"), "x").as_deref(),
+            Some("Review ## SYSTEM OVERRIDE [2J now")
+        );
         assert_eq!(pty_description(DescriptionParam::Set(""), "x"), None);
         let long = format!("Fix   the\nbug {}", "é".repeat(300));
         let derived = pty_description(DescriptionParam::Absent, &long).unwrap();

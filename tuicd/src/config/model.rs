@@ -68,6 +68,9 @@ pub(crate) struct ServerConfig {
     pub allowed_origins: Vec<String>,
     /// Host names the TCP listener answers to besides IP addresses and `localhost`.
     pub allowed_hosts: Vec<String>,
+    /// Plain HTTP (no `services.tls`) on a non-loopback `bind_address` sends the password in clear
+    /// text; remote access refuses to start so unless this says it is meant (a trusted LAN, a VPN).
+    pub allow_insecure_remote: bool,
 }
 
 impl Default for ServerConfig {
@@ -79,6 +82,7 @@ impl Default for ServerConfig {
             ipv6_enabled: false,
             allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
+            allow_insecure_remote: false,
         }
     }
 }

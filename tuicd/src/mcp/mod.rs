@@ -45,9 +45,10 @@ impl McpState {
         self.pty_descriptions.locked().get(session_id).cloned()
     }
 
-    /// Sets (or, with `None` / an empty string, clears) a PTY's description and tells `/events`.
+    /// Sets (or, with `None` / an empty string, clears) a PTY's description, as one line, and
+    /// tells `/events`.
     pub(crate) fn set_pty_description(&self, app: &App, session_id: &str, description: Option<String>) {
-        let description = description.filter(|d| !d.trim().is_empty());
+        let description = description.map(|d| crate::agent::launch::one_line(&d)).filter(|d| !d.is_empty());
         {
             let mut map = self.pty_descriptions.locked();
             let live: Vec<String> = app.sessions.list().iter().map(|s| s.id.clone()).collect();

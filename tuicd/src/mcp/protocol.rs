@@ -81,9 +81,11 @@ fn initialize(app: &App, meta: &RequestMeta, params: Option<Params<'_>>) -> Resu
     // launched with the channels flag, asserting its terminal's identity, takes the pushes.
     let channels = declared
         || (client_name.as_deref() == Some("claude-code")
-            && meta.tuic_session.as_deref().and_then(|id| app.sessions.resolve_live(id).ok()).is_some_and(|session| {
-                app.agents.spawn_info(&session.id).is_some_and(|info| info.channels)
-            }));
+            && meta
+                .tuic_session
+                .as_deref()
+                .and_then(|id| app.sessions.resolve_live(id).ok())
+                .is_some_and(|session| app.agents.spawn_info(&session.id).is_some_and(|info| info.channels)));
     let collapse_tools = instructions::client_collapses(client_name.as_deref());
     let client =
         ClientInfo { tuic_session: meta.tuic_session.clone(), channels, collapse_tools, name: client_name.clone() };

@@ -89,8 +89,8 @@ impl Messaging {
         request: RegisterRequest,
         live: &dyn Liveness,
     ) -> Result<RegisterOutcome, MessagingError> {
-        if request.name.as_ref().is_some_and(|n| n.trim().is_empty()) {
-            return Err(MessagingError::EmptyName);
+        if let Some(name) = &request.name {
+            super::types::check_peer_name(name)?;
         }
         self.register_inner(transport, request, live, true)
     }

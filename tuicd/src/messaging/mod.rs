@@ -85,7 +85,7 @@ pub(crate) use delivery::DeliveryPath;
 pub(crate) use handle::Messaging;
 pub(crate) use liveness::{AgentKind, Lifecycle, Liveness, TerminalFacts, TerminalRef};
 pub(crate) use types::{
-    AgentMessage, Attach, InboxQuery, MessagingError, RegisterOutcome, RegisterRequest, TransportId,
+    AgentMessage, Attach, InboxQuery, MessagingError, RegisterOutcome, RegisterRequest, TransportId, check_peer_name,
 };
 pub(crate) use wake::WakeResult;
 

@@ -4,6 +4,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::delivery::DeliveryPath;
+use crate::limits::PEER_NAME_MAX_CHARS;
 
 /// One MCP protocol session (`mcp-session-id`): a transport that can reach an identity.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -152,6 +153,23 @@ pub(crate) struct WaitOutcome {
     pub next_since: u64,
 }
 
+/// Refuses a peer name that is blank, longer than [`PEER_NAME_MAX_CHARS`], or holds a control
+/// character: other agents read names in their instructions, where a line break would let one
+/// agent write lines of its own into another's.
+pub(crate) fn check_peer_name(name: &str) -> Result<(), MessagingError> {
+    if name.trim().is_empty() {
+        return Err(MessagingError::EmptyName);
+    }
+    if name.chars().any(char::is_control) {
+        return Err(MessagingError::NameHasControl);
+    }
+    let chars = name.chars().count();
+    if chars > PEER_NAME_MAX_CHARS {
+        return Err(MessagingError::NameTooLong { chars, limit: PEER_NAME_MAX_CHARS });
+    }
+    Ok(())
+}
+
 /// Tool errors; each is one sentence naming what to do.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum MessagingError {
@@ -161,6 +179,12 @@ pub(crate) enum MessagingError {
     EmptyMessage,
     #[error("name must not be empty")]
     EmptyName,
+    #[error("name is {chars} characters; the limit is {limit}")]
+    NameTooLong { chars: usize, limit: usize },
+    #[error(
+        "name must not contain control characters such as line breaks (other agents read it in their instructions)"
+    )]
+    NameHasControl,
     #[error("Recipient '{0}' is not registered")]
     UnknownRecipient(String),
     #[error("this MCP session has no peer identity; initialize with x-tuic-session or call agent action=register")]

@@ -4,10 +4,7 @@ use proto::{HashPasswordRequest, HashPasswordResponse};
 
 use crate::http::body::{ok_json, read_json};
 use crate::http::{ApiError, ApiResult, Request};
-use crate::limits::BCRYPT_COST;
-
-/// bcrypt only uses the first 72 bytes; longer passwords are refused rather than truncated.
-const MAX_PASSWORD_BYTES: usize = 72;
+use crate::limits::{BCRYPT_COST, BCRYPT_MAX_PASSWORD_BYTES as MAX_PASSWORD_BYTES};
 
 pub(crate) async fn hash_password(req: Request) -> ApiResult {
     let body: HashPasswordRequest = read_json(req).await?;

@@ -15,9 +15,18 @@ pub(crate) async fn docs() -> ApiResult {
     ok_json(&json!({"content": crate::plugins::GUIDE}))
 }
 
-/// `GET /api/plugins/:plugin_id/data/*path`. `raw_path` is the request path as sent (still
-/// percent-encoded): the path after `/data/` is checked as text before anything is opened.
+/// `GET /api/plugins/:plugin_id/data/*path`. Every answer, a refusal included, carries
+/// `X-Content-Type-Options: nosniff`: a plugin's file is the plugin's bytes, and a browser must not
+/// guess HTML or script from them and run it on this server's origin.
 pub(crate) async fn data(app: &App, id: &str, raw_path: &str) -> ApiResult {
+    let mut response = serve_data(app, id, raw_path).await.unwrap_or_else(ApiError::into_response);
+    response.headers_mut().insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    Ok(response)
+}
+
+/// `raw_path` is the request path as sent (still percent-encoded): the path after `/data/` is
+/// checked as text before anything is opened.
+async fn serve_data(app: &App, id: &str, raw_path: &str) -> ApiResult {
     data::check_id(id).map_err(refused)?;
     let prefix = format!("/api/plugins/{id}/data");
     let rest = raw_path.strip_prefix(&prefix).ok_or_else(|| ApiError::BadRequest("path: malformed".into()))?;

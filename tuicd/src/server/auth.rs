@@ -1,35 +1,71 @@
-//! Basic Auth for the TCP listener: bcrypt verification off the async workers, a cache of
-//! verified credentials so bcrypt runs once per credential, and a failed-attempt limiter per
-//! client address (5 failures in 300 s answer 429 by default).
+//! Basic Auth for the TCP listener: bcrypt verification off the async workers, one at a time
+//! ([`BCRYPT_CONCURRENCY`]); a cache of verified credentials so bcrypt runs once per credential;
+//! and a failed-login limiter (5 failures in 300 s answer 429 by default).
+//!
+//! The limiter's key is the client's address group (`admission::address_group`); on a loopback
+//! address with a configured user name it is that address and the user name sent, because
+//! behind an SSH tunnel or a local reverse proxy every client is 127.0.0.1, and another local
+//! user's failures under another name must not lock the owner out. A failure is counted before
+//! bcrypt runs and taken back when the password is right, so a burst of concurrent guesses runs
+//! at most the limit's worth of bcrypt. A wrong user name costs the same bcrypt as a right one
+//! (the timing does not say which part was wrong).
 
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
 use http::HeaderMap;
+use sha2::{Digest, Sha256};
+use tokio::sync::Semaphore;
 
+use super::admission::address_group;
 use crate::config::AuthConfig;
 use crate::http::ApiError;
-use crate::limits::{AUTH_CACHE_CAPACITY, AUTH_LIMITER_CAPACITY};
+use crate::limits::{AUTH_CACHE_CAPACITY, AUTH_LIMITER_CAPACITY, BCRYPT_CONCURRENCY, BCRYPT_QUEUE_WAIT};
 use crate::lock::Recover;
 
-#[derive(Debug, Default)]
+/// Who the failed-login limiter counts: an address group, with the user name on loopback.
+type LimiterKey = (IpAddr, Option<String>);
+
+#[derive(Debug)]
 pub(crate) struct AuthGate {
     /// Std mutexes: each is held for a map lookup, never across `.await` or bcrypt.
-    failures: Mutex<HashMap<IpAddr, VecDeque<Instant>>>,
-    /// `(Authorization header, password hash it was verified against)`, newest last.
-    verified: Mutex<VecDeque<(String, String)>>,
+    failures: Mutex<HashMap<LimiterKey, VecDeque<Instant>>>,
+    /// SHA-256 of `(Authorization header, password hash it was verified against)`, newest last;
+    /// digests, so the lookup's comparison says nothing about a cached header's bytes.
+    verified: Mutex<VecDeque<[u8; 32]>>,
+    /// One login check at a time per limiter key: a burst from one client is checked in turn,
+    /// so the others it sends see its failures (and 429) before reaching bcrypt, and the pool's
+    /// queue holds at most one of its checks. Also makes concurrent first logins with the same
+    /// credentials run bcrypt once: the second finds the first's result in `verified`.
+    turns: Mutex<HashMap<LimiterKey, Arc<tokio::sync::Mutex<()>>>>,
+    /// The bcrypt pool: verifications wait here, at most [`BCRYPT_QUEUE_WAIT`].
+    bcrypt: Arc<Semaphore>,
+}
+
+impl Default for AuthGate {
+    fn default() -> Self {
+        Self {
+            failures: Mutex::default(),
+            verified: Mutex::default(),
+            turns: Mutex::default(),
+            bcrypt: Arc::new(Semaphore::new(BCRYPT_CONCURRENCY)),
+        }
+    }
 }
 
 impl AuthGate {
     pub(crate) async fn check(&self, auth: &AuthConfig, ip: IpAddr, headers: &HeaderMap) -> Result<(), ApiError> {
         let window = Duration::from_secs(auth.auth_rate_limit_window_secs);
-        if let Some(retry_after_secs) = self.limited(ip, window, auth.auth_rate_limit_max) {
+        let header = headers.get(http::header::AUTHORIZATION).and_then(|v| v.to_str().ok());
+        let credentials = header.and_then(decode_basic);
+        let key = limiter_key(ip, auth, credentials.as_ref().map(|(user, _)| user.as_str()));
+        if let Some(retry_after_secs) = self.limited(&key, window, auth.auth_rate_limit_max) {
             return Err(ApiError::TooManyRequests { retry_after_secs });
         }
-        let Some(header) = headers.get(http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()) else {
+        let Some(header) = header else {
             return Err(ApiError::Unauthorized("remote access needs Basic credentials".into()));
         };
         if auth.password_hash.is_empty() {
@@ -38,42 +74,85 @@ impl AuthGate {
                     .into(),
             ));
         }
-        let key = (header.to_owned(), auth.password_hash.clone());
-        if self.verified.locked().contains(&key) {
+        let digest: [u8; 32] = Sha256::new()
+            .chain_update(header.as_bytes())
+            .chain_update([0])
+            .chain_update(auth.password_hash.as_bytes())
+            .finalize()
+            .into();
+        if self.verified.locked().contains(&digest) {
             return Ok(());
         }
-        let ok = match decode_basic(header) {
-            Some((user, password)) if auth.username.is_empty() || user == auth.username => {
-                let hash = auth.password_hash.clone();
-                tokio::task::spawn_blocking(move || bcrypt::verify(password, &hash).unwrap_or(false))
-                    .await
-                    .unwrap_or(false)
-            }
-            _ => false,
+        let waited = Instant::now();
+        let Ok(turn) = tokio::time::timeout(BCRYPT_QUEUE_WAIT, self.turn(&key).lock_owned()).await else {
+            // Busy, not wrong: this attempt is not held against the caller.
+            return Err(ApiError::TooManyRequests { retry_after_secs: 1 });
         };
-        if ok {
+        if self.verified.locked().contains(&digest) {
+            return Ok(());
+        }
+        // Counted as a failure now, before bcrypt: concurrent guesses each see the others.
+        let reserved = self
+            .reserve(&key, window, auth.auth_rate_limit_max)
+            .map_err(|retry_after_secs| ApiError::TooManyRequests { retry_after_secs })?;
+        let Some((user, password)) = credentials else {
+            return Err(ApiError::Unauthorized("wrong username or password".into()));
+        };
+        let pool_wait = BCRYPT_QUEUE_WAIT.saturating_sub(waited.elapsed());
+        let Ok(Ok(permit)) = tokio::time::timeout(pool_wait, self.bcrypt.clone().acquire_owned()).await else {
+            // Busy, not wrong: this attempt is not held against the caller.
+            self.release(&key, reserved);
+            return Err(ApiError::TooManyRequests { retry_after_secs: 1 });
+        };
+        // bcrypt runs for a wrong user name too, against the same hash, and the names are
+        // compared in constant time: a wrong name takes as long as a wrong password.
+        let user_ok = auth.username.is_empty() || same_text(&user, &auth.username);
+        let hash = auth.password_hash.clone();
+        let checked = tokio::task::spawn_blocking(move || {
+            // The pool slot and the turn are held until bcrypt ends, even when the client hung up
+            // meanwhile: a guesser cannot free either by disconnecting. The turn comes back, so
+            // that it is held until the outcome is recorded below.
+            let _permit = permit;
+            tracing::debug!("bcrypt verification");
+            (bcrypt::verify(password, &hash).unwrap_or(false), turn)
+        })
+        .await;
+        let (password_ok, _turn) = match checked {
+            Ok((ok, turn)) => (ok, Some(turn)),
+            Err(_) => (false, None),
+        };
+        if user_ok && password_ok {
+            self.release(&key, reserved);
             let mut verified = self.verified.locked();
             if verified.len() == AUTH_CACHE_CAPACITY {
                 verified.pop_front();
             }
-            verified.push_back(key);
+            verified.push_back(digest);
             Ok(())
         } else {
-            self.record_failure(ip, window);
             Err(ApiError::Unauthorized("wrong username or password".into()))
         }
     }
 
-    /// Seconds until the oldest failure in the window expires, when the address is over the limit.
-    fn limited(&self, ip: IpAddr, window: Duration, max: u32) -> Option<u64> {
+    /// The key's turn lock; locks nobody holds or waits for are dropped once the map is full.
+    fn turn(&self, key: &LimiterKey) -> Arc<tokio::sync::Mutex<()>> {
+        let mut turns = self.turns.locked();
+        if turns.len() >= AUTH_LIMITER_CAPACITY && !turns.contains_key(key) {
+            turns.retain(|_, turn| Arc::strong_count(turn) > 1);
+        }
+        turns.entry(key.clone()).or_default().clone()
+    }
+
+    /// Seconds until the oldest failure in the window expires, when the key is at the limit.
+    fn limited(&self, key: &LimiterKey, window: Duration, max: u32) -> Option<u64> {
         let mut failures = self.failures.locked();
-        let entry = failures.get_mut(&ip)?;
+        let entry = failures.get_mut(key)?;
         let now = Instant::now();
         while entry.front().is_some_and(|t| now.duration_since(*t) >= window) {
             entry.pop_front();
         }
         if entry.is_empty() {
-            failures.remove(&ip);
+            failures.remove(key);
             return None;
         }
         (entry.len() as u32 >= max).then(|| {
@@ -82,20 +161,58 @@ impl AuthGate {
         })
     }
 
-    fn record_failure(&self, ip: IpAddr, window: Duration) {
+    /// Records a failure unless the key is at the limit (then `Err(retry_after_secs)`), checking
+    /// and recording under one lock so no two concurrent attempts both take the last place.
+    fn reserve(&self, key: &LimiterKey, window: Duration, max: u32) -> Result<Instant, u64> {
+        if let Some(retry_after_secs) = self.limited(key, window, max) {
+            return Err(retry_after_secs);
+        }
         let mut failures = self.failures.locked();
-        if failures.len() >= AUTH_LIMITER_CAPACITY && !failures.contains_key(&ip) {
-            // Bounded: forget addresses whose failures have all expired, else the stalest one.
+        if failures.get(key).is_some_and(|entry| entry.len() as u32 >= max) {
+            // Another attempt took the last place between the check and this lock.
+            return Err(1);
+        }
+        if failures.len() >= AUTH_LIMITER_CAPACITY && !failures.contains_key(key) {
+            // Bounded: forget keys whose failures have all expired, else the stalest one.
             let now = Instant::now();
             failures.retain(|_, times| times.back().is_some_and(|t| now.duration_since(*t) < window));
             if failures.len() >= AUTH_LIMITER_CAPACITY
-                && let Some(stalest) = failures.iter().min_by_key(|(_, t)| t.back().copied()).map(|(ip, _)| *ip)
+                && let Some(stalest) = failures.iter().min_by_key(|(_, t)| t.back().copied()).map(|(k, _)| k.clone())
             {
                 failures.remove(&stalest);
             }
         }
-        failures.entry(ip).or_default().push_back(Instant::now());
+        let now = Instant::now();
+        failures.entry(key.clone()).or_default().push_back(now);
+        Ok(now)
     }
+
+    /// Takes back a failure [`reserve`](Self::reserve) recorded: the password was right.
+    fn release(&self, key: &LimiterKey, reserved: Instant) {
+        let mut failures = self.failures.locked();
+        if let Some(entry) = failures.get_mut(key) {
+            if let Some(at) = entry.iter().position(|t| *t == reserved) {
+                entry.remove(at);
+            }
+            if entry.is_empty() {
+                failures.remove(key);
+            }
+        }
+    }
+}
+
+/// The address group, plus the user name sent when the client is on loopback and a user name is
+/// configured (with none configured every name is the same account, so it cannot tell users apart).
+fn limiter_key(ip: IpAddr, auth: &AuthConfig, user: Option<&str>) -> LimiterKey {
+    let per_user = ip.to_canonical().is_loopback() && !auth.username.is_empty();
+    (address_group(ip), per_user.then(|| user.unwrap_or_default().to_owned()))
+}
+
+/// Equality that takes the same time wherever the texts differ: their SHA-256 digests are
+/// compared byte by byte without stopping early.
+fn same_text(a: &str, b: &str) -> bool {
+    let (a, b) = (Sha256::digest(a.as_bytes()), Sha256::digest(b.as_bytes()));
+    a.iter().zip(b.iter()).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
 }
 
 fn decode_basic(header: &str) -> Option<(String, String)> {
@@ -122,16 +239,40 @@ mod tests {
     }
 
     #[test]
-    fn the_limiter_opens_after_max_failures_in_the_window() {
+    fn the_limiter_opens_after_max_failures_in_the_window_and_a_success_takes_its_place_back() {
         let gate = AuthGate::default();
-        let ip: IpAddr = "192.0.2.1".parse().unwrap();
+        let key: LimiterKey = ("192.0.2.1".parse().unwrap(), None);
         let window = Duration::from_secs(300);
-        for _ in 0..4 {
-            gate.record_failure(ip, window);
+        let mut last = None;
+        for _ in 0..5 {
+            last = Some(gate.reserve(&key, window, 5).unwrap());
         }
-        assert_eq!(gate.limited(ip, window, 5), None);
-        gate.record_failure(ip, window);
-        assert!(gate.limited(ip, window, 5).is_some());
-        assert_eq!(gate.limited("192.0.2.2".parse().unwrap(), window, 5), None);
+        assert!(gate.limited(&key, window, 5).is_some());
+        assert!(gate.reserve(&key, window, 5).is_err(), "no sixth place");
+        gate.release(&key, last.unwrap());
+        assert_eq!(gate.limited(&key, window, 5), None);
+        assert_eq!(gate.limited(&("192.0.2.2".parse().unwrap(), None), window, 5), None);
+    }
+
+    #[test]
+    fn loopback_with_a_user_name_is_limited_per_name_and_other_addresses_per_group() {
+        let auth = AuthConfig { username: "me".into(), ..AuthConfig::default() };
+        let loopback: IpAddr = "127.0.0.1".parse().unwrap();
+        assert_ne!(limiter_key(loopback, &auth, Some("me")), limiter_key(loopback, &auth, Some("eve")));
+        let remote: IpAddr = "2001:db8::1".parse().unwrap();
+        assert_eq!(
+            limiter_key(remote, &auth, Some("me")),
+            limiter_key("2001:db8::2".parse().unwrap(), &auth, Some("x"))
+        );
+        let any_name = AuthConfig::default();
+        assert_eq!(limiter_key(loopback, &any_name, Some("me")), limiter_key(loopback, &any_name, Some("eve")));
+    }
+
+    #[test]
+    fn same_text_compares_whole_texts() {
+        assert!(same_text("me", "me"));
+        assert!(!same_text("me", "mE"));
+        assert!(!same_text("me", "me2"));
+        assert!(!same_text("", "me"));
     }
 }

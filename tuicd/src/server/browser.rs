@@ -2,6 +2,9 @@
 //! (before Basic Auth too, because a browser's preflight carries no credentials):
 //! - over TCP, `Host` must be an IP address, `localhost`, or a name in
 //!   `services.server.allowed_hosts`: a page that rebinds its DNS name to us still sends its name;
+//! - on the socket too, because `ssh -L PORT:.../mcp.sock` hands a browser's requests to it:
+//!   there `Host` must be a loopback name (`localhost`, `127.0.0.1`, `[::1]`, any port), `tuic`
+//!   (what our clients send), or a name in `services.server.allowed_hosts`;
 //! - a present `Origin` must be this server's own (the scheme and `Host` the request came to) or
 //!   be listed in `services.server.allowed_origins`, else 403, on every route and on the WebSocket
 //!   upgrade; requests without `Origin` (curl, SDKs, the bridge, the GUI) pass untouched;
@@ -41,13 +44,18 @@ pub(super) fn admit(
     headers: &HeaderMap,
 ) -> Result<Admission, ApiError> {
     let tcp = matches!(caller.transport, Transport::Tcp { .. });
-    if tcp
-        && let Some(host) = authority
-        && !trusted_host(server, hostname_of(host))
-    {
-        return Err(ApiError::Forbidden(format!(
-            "Host '{host}' is not a name of this server (DNS rebinding protection); add it to services.server.allowed_hosts"
-        )));
+    if let Some(host) = authority {
+        let name = hostname_of(host);
+        if tcp && !trusted_host(server, name) {
+            return Err(ApiError::Forbidden(format!(
+                "Host '{host}' is not a name of this server (DNS rebinding protection); add it to services.server.allowed_hosts"
+            )));
+        }
+        if !tcp && !trusted_socket_host(server, name) {
+            return Err(ApiError::Forbidden(format!(
+                "Host '{host}' is not a name of this server (DNS rebinding protection): on the socket send Host: tuic or localhost, or add the name to services.server.allowed_hosts"
+            )));
+        }
     }
     let cors = match headers.get(header::ORIGIN) {
         None => None,
@@ -98,6 +106,15 @@ fn has_non_simple_header(headers: &HeaderMap) -> bool {
 fn trusted_host(server: &ServerConfig, host: &str) -> bool {
     host.eq_ignore_ascii_case("localhost")
         || host.parse::<std::net::IpAddr>().is_ok()
+        || server.allowed_hosts.iter().any(|h| h.eq_ignore_ascii_case(host))
+}
+
+/// The socket's own name `tuic` and loopback names: a browser reaching the socket through a
+/// tunnel sends the name it resolved, and only a rebound page sends a name that is neither.
+fn trusted_socket_host(server: &ServerConfig, host: &str) -> bool {
+    host.eq_ignore_ascii_case("tuic")
+        || host.eq_ignore_ascii_case("localhost")
+        || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
         || server.allowed_hosts.iter().any(|h| h.eq_ignore_ascii_case(host))
 }
 
@@ -184,7 +201,20 @@ mod tests {
         for host in ["localhost:9876", "127.0.0.1", "[::1]:9876", "192.168.1.7:9876", "TUIC.example:9876"] {
             assert!(admit(&server, &tcp(false), &Method::GET, Some(host), &none).is_ok(), "{host}");
         }
-        assert!(admit(&server, &Caller::ipc(), &Method::GET, Some("evil.example"), &none).is_ok());
+    }
+
+    #[test]
+    fn a_rebinding_host_is_refused_on_the_socket_too() {
+        let server = listed();
+        let none = HeaderMap::new();
+        for host in ["evil.example", "evil.example:9876", "192.168.1.7:9876", "x"] {
+            let err = admit(&server, &Caller::ipc(), &Method::GET, Some(host), &none).unwrap_err();
+            assert!(err.to_string().contains(&format!("Host '{host}'")), "{err}");
+        }
+        for host in ["tuic", "TUIC", "localhost", "localhost:9876", "127.0.0.1:9876", "[::1]:9876", "tuic.example"] {
+            assert!(admit(&server, &Caller::ipc(), &Method::GET, Some(host), &none).is_ok(), "{host}");
+        }
+        assert!(admit(&server, &Caller::ipc(), &Method::GET, None, &none).is_ok());
     }
 
     #[test]

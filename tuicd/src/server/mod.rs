@@ -1,6 +1,7 @@
 //! Listeners and the daemon's lifecycle: bind everything first (so errors surface before we
 //! claim to be running), then serve until the shutdown signal, then drain.
 
+mod admission;
 pub(crate) mod auth;
 mod browser;
 pub(crate) mod ipc;
@@ -17,7 +18,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::sync::{Semaphore, watch};
 
@@ -70,8 +70,7 @@ impl Daemon {
     /// Loads the config (refusing a broken one), binds the IPC socket (refusing to steal a live
     /// daemon's), and starts the TCP listener when remote access is on.
     pub async fn bind(options: Options) -> anyhow::Result<Self> {
-        ownership::prepare_config_dir(&options.config_dir)
-            .with_context(|| format!("cannot create the config dir {}", options.config_dir.display()))?;
+        ownership::prepare_config_dir(&options.config_dir).map_err(anyhow::Error::msg)?;
         let config = ConfigStore::open(&options.config_dir)?;
         let socket_path = paths::socket_path(&options.config_dir, options.instance.as_deref());
         if let Some(dir) = socket_path.parent().filter(|d| *d != options.config_dir) {
@@ -122,7 +121,7 @@ impl Daemon {
                 },
             };
             let caller = Caller::ipc().on_socket(std::os::fd::AsRawFd::as_raw_fd(&stream));
-            service::serve_connection(app.clone(), caller, PermitStream::new(stream, permit), &graceful);
+            service::serve_connection(app.clone(), caller, PermitStream::new(stream, permit), graceful.watcher(), None);
         }
         tracing::info!("shutting down: no new connections; draining in-flight requests");
         ipc.remove_file();

@@ -1,4 +1,5 @@
-//! A stream that holds a connection-limit permit for as long as the connection lives.
+//! A stream that holds a connection-limit permit (the IPC listener's semaphore permit, the TCP
+//! listener's admission ticket) for as long as the connection lives, upgrades included.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -7,24 +8,24 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::OwnedSemaphorePermit;
 
 #[derive(Debug)]
-pub(super) struct PermitStream<S> {
+pub(super) struct PermitStream<S, P = OwnedSemaphorePermit> {
     inner: S,
-    _permit: OwnedSemaphorePermit,
+    _permit: P,
 }
 
-impl<S> PermitStream<S> {
-    pub(super) fn new(inner: S, permit: OwnedSemaphorePermit) -> Self {
+impl<S, P> PermitStream<S, P> {
+    pub(super) fn new(inner: S, permit: P) -> Self {
         Self { inner, _permit: permit }
     }
 }
 
-impl<S: AsyncRead + Unpin> AsyncRead for PermitStream<S> {
+impl<S: AsyncRead + Unpin, P: Unpin> AsyncRead for PermitStream<S, P> {
     fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.inner).poll_read(cx, buf)
     }
 }
 
-impl<S: AsyncWrite + Unpin> AsyncWrite for PermitStream<S> {
+impl<S: AsyncWrite + Unpin, P: Unpin> AsyncWrite for PermitStream<S, P> {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
         Pin::new(&mut self.inner).poll_write(cx, buf)
     }

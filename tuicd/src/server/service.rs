@@ -1,20 +1,23 @@
 //! The tower stack around the router, and serving one accepted connection with it. Both
 //! listeners use exactly this, so a limit can never differ between them.
 
+use std::sync::Arc;
+
 use http::StatusCode;
 use http_body_util::Limited;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::server::graceful::Watcher;
 use hyper_util::service::TowerToHyperService;
 use tower::ServiceBuilder;
 use tower_http::compression::CompressionLayer;
 use tower_http::compression::predicate::{NotForContentType, Predicate, SizeAbove};
 use tower_http::timeout::TimeoutLayer;
 
+use super::admission::Slot;
 use super::{browser, router};
 use crate::http::{Caller, Request, Response, Transport};
-use crate::limits::{COMPRESSION_MIN_BYTES, MAX_BODY_BYTES};
+use crate::limits::{COMPRESSION_MIN_BYTES, MAX_BODY_BYTES, TCP_H2_KEEP_ALIVE, TCP_HEADER_READ_TIMEOUT};
 use crate::state::App;
 
 /// Serves one connection until it closes or shutdown drains it.
@@ -23,7 +26,10 @@ use crate::state::App;
 /// [`COMPRESSION_MIN_BYTES`] and never SSE; the body limit applies before any handler reads; the
 /// timeout is innermost and races only the future that produces the response head, so a
 /// streaming body (SSE, WebSocket) is never cut off by it.
-pub(super) fn serve_connection<IO>(app: App, caller: Caller, io: IO, graceful: &GracefulShutdown)
+///
+/// `slot` is the TCP listener's admission slot (`admission.rs`): a request that passes Basic Auth
+/// marks it, and the connection is closed when the slot says so. IPC connections have none.
+pub(super) fn serve_connection<IO>(app: App, caller: Caller, io: IO, watcher: Watcher, slot: Option<Arc<Slot>>)
 where
     IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
@@ -37,30 +43,52 @@ where
         // reader (`http::body::read_bytes`), so every route answers its own 413 in its own shape.
         .map_request(|req: http::Request<hyper::body::Incoming>| req.map(|b| Limited::new(b, MAX_BODY_BYTES)))
         .layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, app.request_timeout))
-        .service(tower::service_fn(move |req: Request| {
-            let app = app.clone();
-            let caller = caller.clone();
-            async move { Ok::<_, std::convert::Infallible>(handle(app, caller, req).await) }
+        .service(tower::service_fn({
+            let slot = slot.clone();
+            move |req: Request| {
+                let app = app.clone();
+                let caller = caller.clone();
+                let slot = slot.clone();
+                async move { Ok::<_, std::convert::Infallible>(handle(app, caller, slot.as_deref(), req).await) }
+            }
         }));
-    let builder = auto::Builder::new(TokioExecutor::new());
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    if slot.is_some() {
+        // Remote access only: without a timer hyper applies no header timeout at all, and a
+        // client trickling a head a byte at a time would hold its connection for ever. The same
+        // HTTP/1 timer closes an idle keep-alive connection. IPC callers are trusted and keep
+        // their connections as long as they like.
+        builder.http1().timer(TokioTimer::new()).header_read_timeout(TCP_HEADER_READ_TIMEOUT);
+        builder.http2().timer(TokioTimer::new()).keep_alive_interval(TCP_H2_KEEP_ALIVE);
+    }
     let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), TowerToHyperService::new(stack));
     // Boxed with explicit bounds: without it rustc cannot prove the connection future `Send` for
     // every lifetime of its boxed error (a higher-ranked inference limitation).
     let watched: std::pin::Pin<Box<dyn Future<Output = Result<(), crate::http::BoxError>> + Send>> =
-        Box::pin(graceful.watch(conn.into_owned()));
+        Box::pin(watcher.watch(conn.into_owned()));
     // Kept over plain serving: worth >=10% of MCP `session status` p50 in an A/B (benches/mcp.rs);
     // see docs/dev/perf-log.md.
     let watched = super::repoll::Repoll::new(watched);
     tokio::spawn(async move {
-        if let Err(e) = watched.await {
-            tracing::debug!(error = %e, "connection ended with an error");
+        let must_close = async {
+            match &slot {
+                Some(slot) => slot.must_close().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            ended = watched => if let Err(e) = ended {
+                tracing::debug!(error = %e, "connection ended with an error");
+            },
+            // Dropping the connection future closes the socket.
+            () = must_close => tracing::debug!("closed a TCP connection that did not authenticate (or made room)"),
         }
     });
 }
 
 /// The browser rules (`browser.rs`) come first, then remote callers authenticate before anything
 /// is routed; IPC callers are trusted by the socket's file permissions.
-async fn handle(app: App, caller: Caller, req: Request) -> Response {
+async fn handle(app: App, caller: Caller, slot: Option<&Slot>, req: Request) -> Response {
     let authority = req.uri().authority().map(|a| a.as_str().to_owned());
     let authority = authority.or_else(|| req.headers().get(http::header::HOST)?.to_str().ok().map(str::to_owned));
     let config = app.config.get();
@@ -78,18 +106,22 @@ async fn handle(app: App, caller: Caller, req: Request) -> Response {
         }
     };
     drop(config);
-    let mut response = serve_admitted(app, caller, req).await;
+    let mut response = serve_admitted(app, caller, slot, req).await;
     if let Some(origin) = cors {
         browser::add_cors(&mut response, origin);
     }
     response
 }
 
-async fn serve_admitted(app: App, caller: Caller, mut req: Request) -> Response {
-    if let Transport::Tcp { peer, .. } = caller.transport
-        && let Err(e) = app.auth.check(&app.config.get().services.auth, peer.ip(), req.headers()).await
-    {
-        return e.into_response();
+async fn serve_admitted(app: App, caller: Caller, slot: Option<&Slot>, mut req: Request) -> Response {
+    if let Transport::Tcp { peer, .. } = caller.transport {
+        let config = app.config.get();
+        if let Err(e) = app.auth.check(&config.services.auth, peer.ip(), req.headers()).await {
+            return e.into_response();
+        }
+        if let Some(slot) = slot {
+            slot.authenticated();
+        }
     }
     req.extensions_mut().insert(caller.clone());
     router::route(app, caller, req).await

@@ -8,6 +8,7 @@
 
 use std::fs::File;
 use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -35,13 +36,16 @@ pub struct CaptureFile {
 impl CaptureFile {
     /// Starts a fresh file (a new enable truncates the previous capture).
     pub fn create(dir: &Path, session_id: &str) -> std::io::Result<Self> {
-        std::fs::create_dir_all(dir)?;
-        // 0600: a capture records every keystroke, passwords typed at a prompt included.
+        // 0700 and 0600: a capture records every keystroke, passwords typed at a prompt included.
+        // An existing dir (an older daemon made it 0755) is tightened, as is a file it replaces.
+        std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700).create(dir)?;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
         let mut file = std::os::unix::fs::OpenOptionsExt::mode(
             std::fs::OpenOptions::new().create(true).truncate(true).write(true),
             0o600,
         )
         .open(path_for(dir, session_id))?;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
         file.write_all(TCAP_MAGIC)?;
         Ok(Self { file, started: Instant::now(), written: TCAP_MAGIC.len() as u64, full: false })
     }
@@ -140,6 +144,19 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_captures_dir_is_private_and_its_files_too_even_when_an_older_daemon_made_them_open() {
+        let base = tempfile::tempdir().unwrap();
+        let dir = base.path().join("captures");
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        CaptureFile::create(&dir, "s1").unwrap();
+        assert_eq!((mode(&dir), mode(&path_for(&dir, "s1"))), (0o700, 0o600));
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(path_for(&dir, "s1"), std::fs::Permissions::from_mode(0o644)).unwrap();
+        CaptureFile::create(&dir, "s1").unwrap();
+        assert_eq!((mode(&dir), mode(&path_for(&dir, "s1"))), (0o700, 0o600));
+    }
 
     #[test]
     fn records_keep_boundaries_and_stop_at_the_cap() {

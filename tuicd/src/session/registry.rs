@@ -159,7 +159,8 @@ impl SessionRegistry {
             id: id.clone(),
             tuic_session,
             alias,
-            display_name: req.display_name.clone(),
+            // Shown to other clients: one line, whatever the caller sent.
+            display_name: req.display_name.as_deref().map(crate::agent::launch::one_line),
             agent_type: req.agent_type.clone(),
             attach: self.shared.attach.get().cloned(),
         };

@@ -24,6 +24,14 @@ pub(super) struct SpawnPlan {
     pub env: BTreeMap<String, String>,
 }
 
+/// `[A-Za-z_][A-Za-z0-9_]*`: what a shell can name. Anything else (`=`, a line break, NUL) would
+/// corrupt the child's environment block or smuggle a second variable into it.
+fn is_env_name(key: &str) -> bool {
+    let mut chars = key.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 /// Checks rows/cols, the program, the working directory and the environment names.
 pub(super) fn plan(req: &CreateSessionRequest) -> Result<SpawnPlan, SessionError> {
     let rows = check_size("rows", req.rows.unwrap_or(DEFAULT_ROWS))?;
@@ -47,13 +55,18 @@ pub(super) fn plan(req: &CreateSessionRequest) -> Result<SpawnPlan, SessionError
         }
         None => std::env::var_os("HOME").map(PathBuf::from).filter(|p| p.is_dir()).unwrap_or_else(|| "/".into()),
     };
-    for key in req.env.keys() {
-        if key.is_empty() || key.contains('=') || key.contains('\0') {
-            return Err(SessionError::InvalidField(format!("env: '{key}' is not a valid variable name")));
+    for (key, value) in &req.env {
+        if !is_env_name(key) {
+            return Err(SessionError::InvalidField(format!(
+                "env: {key:?} is not a valid variable name (letters, digits and _, not starting with a digit)"
+            )));
+        }
+        if value.contains('\0') {
+            return Err(SessionError::InvalidField(format!("env.{key}: the value must not contain NUL")));
         }
     }
-    if req.env.values().chain(&req.args).any(|v| v.contains('\0')) {
-        return Err(SessionError::InvalidField("env/args: values must not contain NUL".into()));
+    if let Some(i) = req.args.iter().position(|a| a.contains('\0')) {
+        return Err(SessionError::InvalidField(format!("args[{i}]: must not contain NUL")));
     }
     Ok(SpawnPlan { rows, cols, program, shell, args: req.args.clone(), cwd, env: req.env.clone() })
 }

@@ -101,6 +101,20 @@ pub(crate) fn check_tab_url(url: &str) -> Result<(), String> {
     bad(&format!("scheme '{scheme}' cannot be opened in a tab"))
 }
 
+/// What a caller over remote access (TCP) may open in a tab: `http(s)://` only. `file://` and
+/// `tuic://` show files of this machine on the person's screen, which a remote caller must not
+/// choose.
+pub(crate) fn check_remote_tab_url(url: &str) -> Result<(), String> {
+    let lower = url.to_ascii_lowercase();
+    if lower.starts_with("http://") || lower.starts_with("https://") {
+        return Ok(());
+    }
+    let scheme = url.split_once("://").map_or(url, |(s, _)| s);
+    Err(format!(
+        "url scheme '{scheme}' opens files of this machine; over remote access only http:// and https:// URLs open in a tab"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

@@ -139,7 +139,8 @@ async fn agent_recorded_screens_give_their_expected_state_through_the_daemon() {
     .await;
     for ((name, fixture, _, may_type), (refused, receipt)) in submits.iter().zip(submitted) {
         if refused == *may_type {
-            failures.push(format!("{name}: submit refused {refused}, idle with an empty composer {may_type}: {receipt}"));
+            failures
+                .push(format!("{name}: submit refused {refused}, idle with an empty composer {may_type}: {receipt}"));
         }
         if fixture.get("hold").is_some_and(|hold| (hold == "true") != refused) {
             failures.push(format!("{name}: typing held {refused}, expected hold {:?}", fixture.get("hold")));

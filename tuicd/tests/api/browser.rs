@@ -1,6 +1,7 @@
 //! Browser-facing rules, as a web page (or an attacker's page) meets them: the Origin allow-list
 //! on every route and on the WebSocket upgrade, CORS only for listed origins, the Host check on
-//! TCP, and the non-simple header on remote mutations.
+//! TCP and on the socket (an SSH tunnel hands a browser to it), and the non-simple header on
+//! remote mutations.
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -158,4 +159,67 @@ async fn remote_access_refuses_rebinding_hosts_and_form_posts() {
     let marked = client.delete(url(&format!("/sessions/{id}"))).header("authorization", BASIC);
     let marked = marked.header("x-requested-with", "fetch").send().await.unwrap();
     assert_eq!(marked.status(), StatusCode::OK);
+}
+
+/// What `ssh -L PORT:<config dir>/mcp.sock` does: a loopback TCP port whose every connection is
+/// copied both ways to the daemon's socket. Returns the port.
+async fn tunnel_to(socket: std::path::PathBuf) -> u16 {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut tcp, _)) = listener.accept().await {
+            let socket = socket.clone();
+            tokio::spawn(async move {
+                let mut unix = tokio::net::UnixStream::connect(&socket).await.unwrap();
+                let _ = tokio::io::copy_bidirectional(&mut tcp, &mut unix).await;
+            });
+        }
+    });
+    port
+}
+
+#[tokio::test]
+async fn a_rebound_page_through_an_ssh_tunnel_is_refused_on_the_socket() {
+    let daemon = Daemon::start().await;
+    let id = create_id(&daemon, json!({})).await;
+    let port = tunnel_to(daemon.socket.clone()).await;
+    let tcp = || tokio::net::TcpStream::connect(("127.0.0.1", port));
+    let evil = format!("evil.example:{port}");
+    let page = format!("http://{evil}");
+    let post = |host: &str, origin: Option<&str>, path: &str, method: &str, body: &str| {
+        let origin = origin.map(|o| format!("Origin: {o}\r\n")).unwrap_or_default();
+        format!(
+            "{method} {path} HTTP/1.1\r\nHost: {host}\r\n{origin}Content-Type: application/json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let create = r#"{"shell": "/bin/sh", "cwd": "/"}"#;
+    let config = r#"{"services": {"server": {"allowed_origins": ["http://evil.example"]}}}"#;
+    for origin in [None, Some(page.as_str())] {
+        let created = status_line(tcp().await.unwrap(), post(&evil, origin, "/sessions", "POST", create)).await;
+        assert!(created.starts_with("HTTP/1.1 403"), "{origin:?}: {created}");
+        let put = status_line(tcp().await.unwrap(), post(&evil, origin, "/config", "PUT", config)).await;
+        assert!(put.starts_with("HTTP/1.1 403"), "{origin:?}: {put}");
+    }
+    let stream = status_line(tcp().await.unwrap(), upgrade(&id, &evil, &page, "")).await;
+    assert!(stream.starts_with("HTTP/1.1 403"), "{stream}");
+    let mut answer = String::new();
+    let mut conn = tcp().await.unwrap();
+    conn.write_all(post(&evil, None, "/sessions", "POST", create).as_bytes()).await.unwrap();
+    let _ = tokio::time::timeout(DEADLINE, conn.read_to_string(&mut answer)).await;
+    assert!(answer.contains(&format!("Host '{evil}'")), "the refusal names the Host:\n{answer}");
+    assert_eq!(session_count(&daemon).await, 1, "no rebound request made a session");
+    let (_, config_now) = daemon.get("/config").await;
+    assert_eq!(config_now["services"]["server"]["allowed_origins"], json!([]), "no rebound request changed config");
+
+    // The tunnel's own user, whose browser says localhost, still works.
+    let local = format!("localhost:{port}");
+    let created = status_line(tcp().await.unwrap(), post(&local, None, "/sessions", "POST", create)).await;
+    assert!(created.starts_with("HTTP/1.1 201"), "{created}");
+    let own = status_line(tcp().await.unwrap(), upgrade(&id, &local, &format!("http://{local}"), "")).await;
+    assert!(own.starts_with("HTTP/1.1 101"), "{own}");
+    let put = post(&format!("127.0.0.1:{port}"), None, "/config", "PUT", r#"{"services": {}}"#);
+    let put = status_line(tcp().await.unwrap(), put).await;
+    assert!(put.starts_with("HTTP/1.1 200"), "{put}");
 }

@@ -106,6 +106,39 @@ async fn a_broken_config_file_stops_start_up_and_is_left_untouched() {
 }
 
 #[tokio::test]
+async fn a_config_dir_or_file_others_can_write_stops_start_up_naming_the_path_and_the_fix() {
+    let dir = tempfile::Builder::new().prefix("tuic").tempdir().unwrap();
+    let config = dir.path().join("config.json");
+    std::fs::write(&config, "{}").unwrap();
+    // A daemon that serves instead of refusing is killed at the deadline, and the test fails.
+    let start = || async {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_tuicd"));
+        command.arg("--config-dir").arg(dir.path()).kill_on_drop(true);
+        let output = tokio::time::timeout(START_DEADLINE, command.output()).await;
+        output.expect("tuicd refuses at once instead of serving").unwrap()
+    };
+    for mode in [0o777, 0o770] {
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(mode)).unwrap();
+        let output = start().await;
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "started with the config dir at {mode:o}: {stderr}");
+        assert!(stderr.contains(&dir.path().display().to_string()) && stderr.contains("chmod 700"), "{stderr}");
+        assert!(!dir.path().join("mcp.sock").exists(), "nothing was served");
+    }
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let output = start().await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "started with config.json at 666: {stderr}");
+    assert!(stderr.contains(&config.display().to_string()) && stderr.contains("chmod 600"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), "{}", "the file is left untouched");
+    // The same files, made private, start.
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let daemon = Daemon::builder().dir(dir).start().await;
+    assert_eq!(daemon.get("/health").await.0, StatusCode::OK);
+}
+
+#[tokio::test]
 async fn unknown_routes_wrong_methods_and_bad_bodies_get_clear_errors() {
     let daemon = Daemon::start().await;
     let (status, body) = daemon.get("/no/such/route").await;
@@ -199,10 +232,40 @@ async fn hash_password_route_and_command_produce_verifiable_hashes() {
 }
 
 #[tokio::test]
+async fn a_password_longer_than_bcrypt_reads_is_refused_by_the_route_and_the_command() {
+    let daemon = Daemon::start().await;
+    let long = "p".repeat(73);
+    let (status, body) = daemon.post("/auth/hash-password", json!({"password": long})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body["error"].as_str().unwrap().contains("72 bytes"), "{body}");
+
+    let command = |password: String| {
+        let mut child = tuicd()
+            .args(["hash-password", "--cost", "4"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(format!("{password}\n").as_bytes()).unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let output = command(long.clone());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "a 73-byte password was hashed: {}", String::from_utf8_lossy(&output.stdout));
+    assert!(output.stdout.is_empty() && stderr.contains("73 bytes") && stderr.contains("72 bytes"), "{stderr}");
+    let exact = command("p".repeat(72));
+    assert!(exact.status.success());
+    assert!(bcrypt::verify("p".repeat(72), String::from_utf8(exact.stdout).unwrap().trim()).unwrap());
+}
+
+#[tokio::test]
 async fn oversize_bodies_get_413_with_and_without_content_length() {
     let daemon = Daemon::start().await;
     let big = vec![b' '; 2 * 1024 * 1024 + 1];
-    let head = format!("PUT /config HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", big.len());
+    let head =
+        format!("PUT /config HTTP/1.1\r\nHost: tuic\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", big.len());
     let response = upload_raw(&daemon, head, &big).await;
     assert!(response.starts_with("HTTP/1.1 413"), "{response}");
     assert!(response.contains("payload_too_large"), "{response}");
@@ -214,7 +277,8 @@ async fn oversize_bodies_get_413_with_and_without_content_length() {
         chunked.extend_from_slice(b"\r\n");
     }
     chunked.extend_from_slice(b"0\r\n\r\n");
-    let head = "PUT /config HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n".to_owned();
+    let head =
+        "PUT /config HTTP/1.1\r\nHost: tuic\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n".to_owned();
     let response = upload_raw(&daemon, head, &chunked).await;
     assert!(response.starts_with("HTTP/1.1 413"), "{response}");
     assert!(response.contains("payload_too_large"), "{response}");
@@ -228,7 +292,7 @@ async fn a_stalled_request_times_out_but_a_stream_outlives_the_timeout() {
 
     // A body that never finishes arriving holds the handler past the deadline: 408.
     let response = daemon
-        .raw(b"PUT /config HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"a\":")
+        .raw(b"PUT /config HTTP/1.1\r\nHost: tuic\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"a\":")
         .await;
     assert!(response.starts_with("HTTP/1.1 408"), "{response}");
 
@@ -390,12 +454,12 @@ async fn sigterm_drains_in_flight_requests_and_removes_the_socket() {
     let mut stream = tokio::net::UnixStream::connect(&daemon.socket).await.unwrap();
     // A first request on the same keep-alive connection proves the daemon accepted it and is
     // reading from it, so the second one below is in flight inside the daemon, not in a backlog.
-    stream.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n").await.unwrap();
+    stream.write_all(b"GET /health HTTP/1.1\r\nHost: tuic\r\n\r\n").await.unwrap();
     let mut first = vec![0u8; 4096];
     let n = tokio::time::timeout(DEADLINE, stream.read(&mut first)).await.unwrap().unwrap();
     assert!(first[..n].starts_with(b"HTTP/1.1 200"));
     let body = br#"{"collapse_tools": true}"#;
-    let head = format!("PUT /config HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n", body.len());
+    let head = format!("PUT /config HTTP/1.1\r\nHost: tuic\r\nContent-Length: {}\r\n\r\n", body.len());
     stream.write_all(head.as_bytes()).await.unwrap();
     stream.write_all(&body[..5]).await.unwrap();
     // The request is in flight; now the signal.

@@ -45,6 +45,7 @@ mod peers_delivery;
 mod peers_routes;
 mod plugins;
 mod raw_reads;
+mod remote_abuse;
 mod remote_write;
 mod repo_conflict;
 mod repo_git;

@@ -61,7 +61,12 @@ async fn capture_records_both_directions_with_their_boundaries() {
     wait_text(&daemon, &id, "captured-2").await;
     let (_, state) = daemon.get("/diagnostics/capture").await;
     assert!(state["files"][&id].as_u64().unwrap() > 8, "{state}");
-    let path = std::path::Path::new(state["directory"].as_str().unwrap()).join(format!("{id}.tcap"));
+    let directory = std::path::Path::new(state["directory"].as_str().unwrap());
+    let path = directory.join(format!("{id}.tcap"));
+    let mode =
+        |p: &std::path::Path| std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(p).unwrap().permissions());
+    assert_eq!(mode(directory) & 0o777, 0o700, "captures/ holds every keystroke: private");
+    assert_eq!(mode(&path) & 0o777, 0o600);
     let bytes = std::fs::read(path).unwrap();
     let records = tuicd::capture::decode(&bytes).expect("a valid .tcap file");
     let input: Vec<&[u8]> =

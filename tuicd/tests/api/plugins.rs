@@ -49,6 +49,7 @@ async fn plugins_data_is_served_from_the_plugin_data_dir_and_nothing_outside_it(
         async move {
             let response = daemon.client.get(Daemon::url(path)).send().await.unwrap();
             let kind = response.headers()["content-type"].to_str().unwrap().to_owned();
+            assert_eq!(response.headers()["x-content-type-options"], "nosniff", "{path}");
             (response.status(), kind, response.bytes().await.unwrap())
         }
     };
@@ -65,6 +66,8 @@ async fn plugins_data_is_served_from_the_plugin_data_dir_and_nothing_outside_it(
     assert_eq!(status, StatusCode::OK, "a link inside the data dir is followed");
     assert_eq!(serde_json::from_slice::<Value>(&body).unwrap(), json!({"count": 3}));
 
+    let refused = daemon.client.get(Daemon::url("/api/plugins/notes/data/missing.json")).send().await.unwrap();
+    assert_eq!(refused.headers()["x-content-type-options"], "nosniff", "a refusal too");
     let (status, body) = daemon.get("/api/plugins/absent/data/state.json").await;
     assert_eq!((status, body["code"].clone()), (StatusCode::NOT_FOUND, json!("not_found")), "{body}");
     assert!(body["error"].as_str().unwrap().contains("no plugin 'absent' is installed"), "{body}");

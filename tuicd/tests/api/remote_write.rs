@@ -67,7 +67,7 @@ async fn a_person_on_another_host_writes_to_a_session_but_remote_agents_and_life
     let host = RemoteHost::create();
     let port = free_port();
     let config = json!({"services": {
-        "server": {"enabled": true, "port": port, "bind_address": host.host_ip},
+        "server": {"enabled": true, "port": port, "bind_address": host.host_ip, "allow_insecure_remote": true},
         "auth": {"username": "me", "password_hash": quick_hash("right")}}});
     let daemon = Daemon::builder().config(config).start().await;
     let (status, created) = daemon

@@ -99,7 +99,7 @@ async fn an_oversize_body_with_a_content_length_gets_the_documented_413_on_rest_
     let big = vec![b' '; 2 * 1024 * 1024 + 1];
     let head = |path: &str| {
         format!(
-            "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: application/json, \
+            "POST {path} HTTP/1.1\r\nHost: tuic\r\nContent-Type: application/json\r\nAccept: application/json, \
              text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
             big.len()
         )
@@ -126,6 +126,29 @@ async fn the_session_limit_refusal_names_the_real_config_key() {
     assert_eq!((status, refused["code"].clone()), (StatusCode::TOO_MANY_REQUESTS, json!("session_limit")));
     let message = refused["error"].as_str().unwrap();
     assert!(message.contains("max_sessions in config.json") && !message.contains("services."), "{message}");
+}
+
+#[tokio::test]
+async fn an_env_name_that_is_not_a_shell_name_or_a_value_with_nul_is_refused_naming_the_field() {
+    let daemon = Daemon::start().await;
+    for (name, value, field) in [
+        ("A\nB", "1", "env: \"A\\nB\""),
+        ("LD_PRELOAD=x", "1", "env: \"LD_PRELOAD=x\""),
+        ("1ABC", "1", "env: \"1ABC\""),
+        ("", "1", "env: \"\""),
+        ("A-B", "1", "env: \"A-B\""),
+        ("OK_NAME", "a\0b", "env.OK_NAME"),
+    ] {
+        let body = json!({"shell": "/bin/sh", "cwd": "/", "env": {name: value}});
+        let (status, refused) = daemon.post("/sessions", body).await;
+        assert_eq!((status, refused["code"].clone()), (StatusCode::BAD_REQUEST, json!("invalid_field")), "{name:?}");
+        let message = refused["error"].as_str().unwrap();
+        assert!(message.contains(field), "{name:?}: {message}");
+    }
+    assert_eq!(daemon.get("/sessions").await.1, json!([]), "no refused create made a session");
+    let id = create_id(&daemon, json!({"env": {"_Good_1": "x y"}})).await;
+    write(&daemon, &id, "echo \"[$_Good_1]\"\n").await;
+    wait_text(&daemon, &id, "[x y]").await;
 }
 
 #[tokio::test]

@@ -167,7 +167,7 @@ async fn a_remote_caller_may_read_the_upstreams_but_not_save_them() {
     let host = crate::netns::RemoteHost::create();
     let port = crate::harness::free_port();
     let config = json!({"services": {
-        "server": {"enabled": true, "port": port, "bind_address": host.host_ip},
+        "server": {"enabled": true, "port": port, "bind_address": host.host_ip, "allow_insecure_remote": true},
         "auth": {"username": "me", "password_hash": crate::harness::quick_hash("right")}}});
     let daemon = Daemon::builder().config(config).start().await;
     let url = format!("http://{}:{port}/mcp/upstreams", host.host_ip);

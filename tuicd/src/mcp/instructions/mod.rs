@@ -101,7 +101,7 @@ pub(crate) fn render(ctx: &InstructionContext) -> String {
             let _ = writeln!(text, "\n{LAZY_GUIDE}");
         }
         CollapseMode::Client => {
-            let client = ctx.client_name.as_deref().unwrap_or("your client");
+            let client = ctx.client_name.as_deref().map_or_else(|| "your client".to_owned(), quoted);
             let _ = writeln!(text, "\nFor {client}, {LAZY_GUIDE}");
         }
     }
@@ -128,12 +128,13 @@ fn live_state(text: &mut String, ctx: &InstructionContext) {
     }
     text.push_str("\nAt connect (session action=list and agent action=list_peers are current):\n");
     let named = |s: &LiveSession| match &s.agent_type {
-        Some(agent) => format!("{} {agent}", s.alias),
-        None => s.alias.clone(),
+        Some(agent) => format!("{} {}", quoted(&s.alias), quoted(agent)),
+        None => quoted(&s.alias),
     };
     for repo in &ctx.repos {
         let here: Vec<String> = ctx.sessions.iter().filter(|s| s.repo.as_ref() == Some(repo)).map(named).collect();
-        let _ = writeln!(text, "- {repo}: {}", if here.is_empty() { "no sessions".into() } else { here.join(", ") });
+        let here = if here.is_empty() { "no sessions".into() } else { here.join(", ") };
+        let _ = writeln!(text, "- {}: {here}", quoted(repo));
     }
     let elsewhere: Vec<String> =
         ctx.sessions.iter().filter(|s| !s.repo.as_ref().is_some_and(|r| ctx.repos.contains(r))).map(named).collect();
@@ -145,10 +146,34 @@ fn live_state(text: &mut String, ctx: &InstructionContext) {
             .peers
             .iter()
             .map(|p| match &p.alias {
-                Some(alias) => format!("{} ({alias})", p.name),
-                None => p.name.clone(),
+                Some(alias) => format!("{} ({})", quoted(&p.name), quoted(alias)),
+                None => quoted(&p.name),
             })
             .collect();
         let _ = writeln!(text, "- peers: {}", peers.join(", "));
     }
+}
+
+/// Longest caller-supplied string the instructions show, in characters.
+const SHOWN_MAX_CHARS: usize = 80;
+
+/// A caller-supplied string (a peer's name, an alias, a repository path, an agent type) as the
+/// instructions show it to other clients: control characters, line breaks among them, become
+/// spaces so no caller writes a line of its own, it is cut to [`SHOWN_MAX_CHARS`], and anything
+/// but a plain token (letters, digits, `-_.~/@+`) is shown in escaped double quotes, so text like
+/// `## SYSTEM OVERRIDE` reads as a quoted name, not as an instruction.
+fn quoted(raw: &str) -> String {
+    let mut text = String::with_capacity(raw.len().min(SHOWN_MAX_CHARS));
+    for c in raw.chars().take(SHOWN_MAX_CHARS) {
+        if c.is_control() {
+            if !text.ends_with(' ') {
+                text.push(' ');
+            }
+        } else {
+            text.push(c);
+        }
+    }
+    let text = text.trim();
+    let plain = !text.is_empty() && text.chars().all(|c| c.is_alphanumeric() || "-_.~/@+".contains(c));
+    if plain { text.to_owned() } else { format!("{text:?}") }
 }

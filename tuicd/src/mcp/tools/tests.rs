@@ -153,3 +153,33 @@ async fn loopback_only_session_actions_are_refused_to_remote_callers() {
     let listed = call(registry(), ctx, "session", Some(json!({"action": "list"}))).await.unwrap();
     assert_eq!(listed["isError"], false, "reads stay open to authenticated remote callers");
 }
+
+#[tokio::test]
+async fn a_tab_from_remote_access_opens_only_http_urls() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = test_app(dir.path());
+    let as_caller = |caller: Caller| CallContext { app: app.clone(), caller, mcp_session: None, tuic_session: None };
+    let tab = |url: &str| Some(json!({"action": "tab", "title": "t", "url": url}));
+    let mut events = app.events.subscribe(None).live;
+    for caller in
+        [Caller::tcp("10.1.2.3:4000".parse().unwrap(), true), Caller::tcp("127.0.0.1:4000".parse().unwrap(), false)]
+    {
+        for url in ["file:///etc/passwd", "FILE:///etc/passwd", "tuic://open//etc/passwd", "tuic://edit//etc/hosts"] {
+            let result = call(registry(), as_caller(caller.clone()), "ui", tab(url)).await.unwrap();
+            assert_eq!(result["isError"], true, "{url}");
+            let error = text(&result)["error"].as_str().unwrap().to_owned();
+            assert!(error.contains("ui action=tab") && error.contains("only http:// and https://"), "{error}");
+        }
+        let https = call(registry(), as_caller(caller.clone()), "ui", tab("https://example.com/r")).await.unwrap();
+        assert_eq!(https["isError"], false, "{https}");
+    }
+    let local = call(registry(), as_caller(Caller::ipc()), "ui", tab("file:///tmp/report.html")).await.unwrap();
+    assert_eq!(local["isError"], false, "a caller on the socket still opens file:// tabs: {local}");
+    let mut tabs = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        if event.kind == proto::events::UI_TAB {
+            tabs.push(event.data.to_string());
+        }
+    }
+    assert_eq!(tabs.len(), 3, "only the three accepted tabs were published: {tabs:?}");
+}

@@ -158,7 +158,12 @@ fn tab(ctx: &CallContext, p: TabParams) -> Result<Value, ToolError> {
         (None, Some(url)) if url.len() > UI_TAB_URL_MAX_BYTES => {
             return Err(bad(format!("url is {} bytes; at most {UI_TAB_URL_MAX_BYTES}", url.len())));
         }
-        (None, Some(url)) => notice::check_tab_url(url).map_err(bad)?,
+        (None, Some(url)) => {
+            notice::check_tab_url(url).map_err(bad)?;
+            if matches!(ctx.caller.transport, Transport::Tcp { .. }) {
+                notice::check_remote_tab_url(url).map_err(bad)?;
+            }
+        }
         (Some(_), None) => {}
     }
     let event = Tab {

@@ -43,15 +43,15 @@ fn present<'de, D: Deserializer<'de>>(de: D) -> Result<Option<Option<String>>, D
     Option::<String>::deserialize(de).map(Some)
 }
 
-/// `agent action=spawn`: refuses an empty prompt or a blank name before anything starts.
+/// `agent action=spawn`: refuses an empty prompt or a bad name before anything starts.
 pub(super) async fn spawn(ctx: &CallContext, p: Spawn) -> Result<Spawned, ToolError> {
     let fail = |message: String| ToolError::new(format!("agent action=spawn: {message}"));
     if p.prompt.trim().is_empty() {
         return Err(fail("prompt must not be empty".into()));
     }
-    if p.name.as_ref().is_some_and(|n| n.trim().is_empty()) {
-        // The same words as agent action=register for the same mistake.
-        return Err(fail(crate::messaging::MessagingError::EmptyName.to_string()));
+    if let Some(name) = &p.name {
+        // The same words as agent action=register for the same mistake: the name becomes a peer's.
+        crate::messaging::check_peer_name(name).map_err(|e| fail(e.to_string()))?;
     }
     let request = SpawnRequest {
         prompt: p.prompt,
