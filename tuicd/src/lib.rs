@@ -28,6 +28,7 @@ mod safety;
 mod server;
 mod session;
 mod state;
+mod tcap;
 mod ui;
 
 pub use server::{Daemon, Options};

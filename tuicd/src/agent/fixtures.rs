@@ -219,14 +219,14 @@ fn recordings() -> Vec<Recording> {
 
 /// Feeds the capture's records up to `until_us` through vt100 and the tracker, as the session does.
 fn feed_until(
-    records: &mut std::iter::Peekable<std::vec::IntoIter<crate::session::capture::Record>>,
+    records: &mut std::iter::Peekable<std::vec::IntoIter<crate::tcap::Record>>,
     until_us: u64,
     parser: &mut vt100::Parser,
     tracker: &mut AgentTracker,
     t0: Instant,
     cols: u16,
 ) {
-    use crate::session::capture::Direction;
+    use crate::tcap::Direction;
     while let Some(record) = records.next_if(|r| r.micros <= until_us) {
         let now = t0 + Duration::from_micros(record.micros);
         match record.direction {
@@ -253,7 +253,7 @@ fn every_recorded_session_gives_the_true_state_at_each_labelled_step() {
     let mut failures = Vec::new();
     for recording in &recordings {
         let tcap = recording.path.with_extension("tcap");
-        let mut records = crate::session::capture::read_file(&tcap).unwrap().into_iter().peekable();
+        let mut records = crate::tcap::read_file(&tcap).unwrap().into_iter().peekable();
         let adapter = by_id(&recording.agent).unwrap();
         let mut tracker = AgentTracker::new(Some(adapter));
         let nz = |n: u16| std::num::NonZeroU16::new(n).unwrap();

@@ -1,10 +1,8 @@
 //! Raw PTY capture (`.tcap`): an off-by-default tap that records what crossed the PTY, one record
 //! per original read or write, for agent-state regression fixtures.
 //!
-//! File format: the 8-byte magic `TCAP\x01\n\0\0`, then records of
-//! `direction: u8` (`b'o'` output from the child, `b'i'` input to it), `micros: u64 LE` (monotonic,
-//! since the file was opened), `len: u32 LE`, then `len` bytes. A record that would take the file
-//! past [`CAPTURE_MAX_BYTES`] is dropped and the file stops growing.
+//! The format is `crate::tcap`'s. A record that would take the file past [`CAPTURE_MAX_BYTES`] is
+//! dropped and the file stops growing.
 
 use std::fs::File;
 use std::io::Write;
@@ -15,15 +13,9 @@ use std::time::Instant;
 use super::owner::Session;
 use crate::limits::CAPTURE_MAX_BYTES;
 use crate::lock::Recover;
+pub use crate::tcap::{Direction, Record, TCAP_MAGIC, decode, read_file};
 
-pub const TCAP_MAGIC: &[u8; 8] = b"TCAP\x01\n\0\0";
 const RECORD_HEADER: u64 = 1 + 8 + 4;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Direction {
-    Output,
-    Input,
-}
 
 #[derive(Debug)]
 pub struct CaptureFile {
@@ -84,43 +76,6 @@ impl CaptureFile {
 
 pub fn path_for(dir: &Path, session_id: &str) -> PathBuf {
     dir.join(format!("{session_id}.tcap"))
-}
-
-/// One decoded record, for tests and tools.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Record {
-    pub direction: Direction,
-    pub micros: u64,
-    pub data: Vec<u8>,
-}
-
-/// Decodes a `.tcap` file; `None` when it is not one.
-pub fn decode(bytes: &[u8]) -> Option<Vec<Record>> {
-    let mut rest = bytes.strip_prefix(TCAP_MAGIC.as_slice())?;
-    let mut records = Vec::new();
-    while !rest.is_empty() {
-        let direction = match rest.first()? {
-            b'o' => Direction::Output,
-            b'i' => Direction::Input,
-            _ => return None,
-        };
-        let micros = u64::from_le_bytes(rest.get(1..9)?.try_into().ok()?);
-        let len = u32::from_le_bytes(rest.get(9..13)?.try_into().ok()?) as usize;
-        let data = rest.get(13..13 + len)?.to_vec();
-        records.push(Record { direction, micros, data });
-        rest = &rest[13 + len..];
-    }
-    Some(records)
-}
-
-/// Reads a capture file: a `.tcap`, or a legacy `.raw` fixture (output bytes only, no boundaries),
-/// which reads as one output record.
-pub fn read_file(path: &Path) -> std::io::Result<Vec<Record>> {
-    let bytes = std::fs::read(path)?;
-    if path.extension().is_some_and(|e| e == "raw") {
-        return Ok(vec![Record { direction: Direction::Output, micros: 0, data: bytes }]);
-    }
-    decode(&bytes).ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidData, "not a .tcap file"))
 }
 
 impl Session {
