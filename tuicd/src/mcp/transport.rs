@@ -173,8 +173,12 @@ fn admit(app: &App, caller: &Caller, headers: &HeaderMap) -> Result<RequestMeta,
         Some(Ok(id)) if super::protocol_sessions::valid_id(&id) => Some(id),
         Some(_) => return Err(Box::new(session_failure(ProtocolSessionError::BadId))),
     };
+    // Only a process on the socket can have inherited a tuicd terminal's `TUIC_SESSION`; over
+    // TCP the header is anyone's word for another agent's identity, so it is not read there.
+    let on_socket = matches!(caller.transport, crate::http::Transport::Ipc);
     let tuic_session = headers
         .get(TUIC_SESSION_HEADER)
+        .filter(|_| on_socket)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| uuid::Uuid::parse_str(v.trim()).ok())
         .map(|u| u.to_string());

@@ -476,3 +476,37 @@ async fn sigterm_drains_in_flight_requests_and_removes_the_socket() {
     let status = daemon.wait_exit().await;
     assert!(status.success(), "{status}");
 }
+
+#[tokio::test]
+async fn a_remote_callers_tuic_session_header_speaks_for_no_local_agent() {
+    let port = free_port();
+    let daemon = tcp_daemon(port, json!({})).await;
+    let (_, created) = daemon.post("/sessions", json!({"shell": "/bin/sh"})).await;
+    let tuic = created["tuic_session"].as_str().unwrap().to_owned();
+    let report = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "progress", "arguments": {"type": "done", "text": "impersonated"}}});
+    let answer: Value = reqwest::Client::new()
+        .post(format!("http://127.0.0.1:{port}/mcp"))
+        .header("Authorization", basic("me", "right"))
+        .header("Accept", "application/json, text/event-stream")
+        .header("x-tuic-session", &tuic)
+        .json(&report)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert_eq!(answer["result"]["isError"], json!(true), "{answer}");
+    assert!(text.contains("no tuic identity"), "over TCP the header names nobody: {text}");
+    // On the socket the same header is the terminal's own identity.
+    let (is_error, recorded) = crate::mcp_client::call_as(
+        &daemon,
+        "progress",
+        json!({"type": "done", "text": "from the terminal"}),
+        &[("x-tuic-session", &tuic)],
+    )
+    .await;
+    assert!(!is_error, "{recorded}");
+}
