@@ -128,6 +128,8 @@ pub const SUBMIT_START_POLL: Duration = Duration::from_millis(50);
 pub const CHANNEL_ECHO_WAIT: Duration = Duration::from_secs(5);
 /// The screen text searched for that echo.
 pub const CHANNEL_ECHO_SCAN_BYTES: usize = 16 * 1024;
+/// Parents followed from a socket peer up to a tuicd terminal's child before giving up.
+pub const PROCESS_ANCESTRY_MAX: usize = 64;
 /// A `pty_description` derived from a spawn prompt keeps this many characters.
 pub const PTY_DESCRIPTION_MAX_CHARS: usize = 160;
 // Inter-agent messaging (`messaging`). Values are the seed's; each says why.

@@ -27,6 +27,9 @@ pub(crate) struct Caller {
     /// can let the session's reader thread write output frames to it (`routes/stream_direct.rs`).
     /// Valid while the request is being served: the connection owns it.
     pub socket: Option<std::os::fd::RawFd>,
+    /// The process on the other end of the Unix socket (`SO_PEERCRED`, taken at accept): who
+    /// may answer a person's confirmation is decided by its ancestry.
+    pub peer_pid: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,12 +42,12 @@ pub(crate) enum Transport {
 
 impl Caller {
     pub(crate) fn ipc() -> Self {
-        Self { transport: Transport::Ipc, socket: None }
+        Self { transport: Transport::Ipc, socket: None, peer_pid: None }
     }
 
     /// A remote caller on the TCP listener.
     pub(crate) fn tcp(peer: std::net::SocketAddr, tls: bool) -> Self {
-        Self { transport: Transport::Tcp { peer, tls }, socket: None }
+        Self { transport: Transport::Tcp { peer, tls }, socket: None, peer_pid: None }
     }
 
     /// The same caller, on the plain socket `fd`.

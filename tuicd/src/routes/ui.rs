@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::http::body::{json_response, ok_json, read_json};
-use crate::http::{ApiError, ApiResult, Request};
+use crate::http::{ApiError, ApiResult, Caller, Request};
 use crate::state::App;
 use crate::ui::{AnswerError, Capability};
 
@@ -17,8 +17,24 @@ struct ConfirmAnswer {
     confirmed: bool,
 }
 
-pub(crate) async fn answer_confirm(app: &App, id: &str, req: Request) -> ApiResult {
+pub(crate) async fn answer_confirm(app: &App, caller: &Caller, id: &str, req: Request) -> ApiResult {
     let body: ConfirmAnswer = read_json(req).await?;
+    // Only a person answers what the daemon asks a person: a process running inside one of
+    // tuicd's terminals (an agent, or anything an agent started there) is not one.
+    let inside = match caller.peer_pid {
+        Some(pid) => tokio::task::spawn_blocking({
+            let app = app.clone();
+            move || terminal_of(&app, pid)
+        })
+        .await
+        .unwrap_or(None),
+        None => None,
+    };
+    if let Some(alias) = inside {
+        return Err(ApiError::Forbidden(format!(
+            "confirmations are answered by a person: this request comes from a process inside tuicd terminal {alias}"
+        )));
+    }
     match app.ui.answer(id, body.confirmed) {
         Ok(()) => Ok(json_response(StatusCode::OK, &json!({"ok": true}))),
         Err(AnswerError::NotFound) => Err(ApiError::NotFound(format!("no confirmation {id:?} is waiting"))),
@@ -26,6 +42,28 @@ pub(crate) async fn answer_confirm(app: &App, id: &str, req: Request) -> ApiResu
             Err(ApiError::Conflict(format!("confirmation {id:?} was already resolved")))
         }
     }
+}
+
+/// The alias of the tuicd terminal whose child `pid` descends from, by its parent chain in
+/// `/proc` (a daemonized child of an agent is reparented away and is not found: see
+/// docs/security.md).
+fn terminal_of(app: &App, pid: u32) -> Option<String> {
+    let roots: Vec<(u32, String)> =
+        app.sessions.list().iter().filter_map(|s| s.pid.map(|p| (p, s.alias.clone()))).collect();
+    let mut current = pid;
+    for _ in 0..crate::limits::PROCESS_ANCESTRY_MAX {
+        if let Some((_, alias)) = roots.iter().find(|(root, _)| *root == current) {
+            return Some(alias.clone());
+        }
+        let stat = std::fs::read_to_string(format!("/proc/{current}/stat")).ok()?;
+        let after = &stat[stat.rfind(')')? + 1..];
+        let parent: u32 = after.split_whitespace().nth(1)?.parse().ok()?;
+        if parent <= 1 {
+            return None;
+        }
+        current = parent;
+    }
+    None
 }
 
 pub(crate) async fn list_confirms(app: &App) -> ApiResult {

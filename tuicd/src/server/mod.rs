@@ -120,7 +120,9 @@ impl Daemon {
                     Err(e) => { tracing::warn!(error = %e, "IPC accept failed"); continue; }
                 },
             };
-            let caller = Caller::ipc().on_socket(std::os::fd::AsRawFd::as_raw_fd(&stream));
+            let mut caller = Caller::ipc().on_socket(std::os::fd::AsRawFd::as_raw_fd(&stream));
+            caller.peer_pid =
+                stream.peer_cred().ok().and_then(|cred| cred.pid()).and_then(|pid| u32::try_from(pid).ok());
             service::serve_connection(app.clone(), caller, PermitStream::new(stream, permit), graceful.watcher(), None);
         }
         tracing::info!("shutting down: no new connections; draining in-flight requests");

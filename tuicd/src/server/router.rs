@@ -101,7 +101,7 @@ pub(super) async fn route(app: App, caller: Caller, req: Request) -> Response {
         ["peers", id, "inbox"] => methods!(&method, GET => routes::peers::inbox(&app, id, req)),
         ["progress"] => methods!(&method, GET => routes::progress::list(&app, req)),
         ["ui", "confirms"] => methods!(&method, GET => routes::ui::list_confirms(&app)),
-        ["ui", "confirm", id] => methods!(&method, POST => routes::ui::answer_confirm(&app, id, req)),
+        ["ui", "confirm", id] => methods!(&method, POST => routes::ui::answer_confirm(&app, &caller, id, req)),
         ["ui", "screenshot", id] => methods!(&method, POST => routes::ui_screenshot::answer(&app, id, req)),
         ["repos"] => methods!(&method,
             GET => routes::repos::list(&app),

@@ -50,3 +50,52 @@ async fn an_events_stream_declares_what_it_answers() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_process_inside_a_tuicd_terminal_cannot_answer_a_persons_confirmation() {
+    let daemon = Daemon::start().await;
+    // A person's UI client is connected (it holds the stream), so the question waits for an answer.
+    let person = daemon.client.get(Daemon::url("/events?ui=confirm")).send().await.unwrap();
+    assert_eq!(person.status(), StatusCode::OK);
+    let asking = tokio::spawn({
+        let client = daemon.client.clone();
+        async move {
+            let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "ui", "arguments": {"action": "confirm", "message": "push to main?"}}});
+            let reply = client
+                .post(Daemon::url("/mcp"))
+                .header("Accept", "application/json, text/event-stream")
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
+            reply.text().await.unwrap()
+        }
+    });
+    let pending = wait_until("the confirmation to wait", DEADLINE, || async {
+        let (_, body) = daemon.get("/ui/confirms").await;
+        body["confirms"].as_array().and_then(|c| c.first()).map(|c| c["id"].as_str().unwrap().to_owned())
+    })
+    .await;
+    // An agent in a terminal answers it itself, through the same socket.
+    let out = daemon.dir.path().join("answer.txt");
+    let script = format!(
+        "curl -s --unix-socket '{}' -H 'content-type: application/json' -d '{{\"confirmed\":true}}' \
+         -o '{out}.body' -w '%{{http_code}}' http://tuic/ui/confirm/{pending} > '{out}.tmp'; mv '{out}.tmp' '{out}'; exec sleep 30",
+        daemon.socket.display(),
+        out = out.display(),
+    );
+    let (status, created) =
+        daemon.post("/sessions", json!({"shell": "/bin/sh", "args": ["-c", script], "cwd": daemon.dir.path()})).await;
+    assert!(status.is_success(), "{created}");
+    let code = wait_until("the agent's answer", DEADLINE, || async { std::fs::read_to_string(&out).ok() }).await;
+    let body = std::fs::read_to_string(format!("{}.body", out.display())).unwrap();
+    assert_eq!(code, "403", "{body}");
+    assert!(body.contains("answered by a person") && body.contains(created["alias"].as_str().unwrap()), "{body}");
+    // The person answers; the asker gets it.
+    let (status, body) = daemon.post(&format!("/ui/confirm/{pending}"), json!({"confirmed": true})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let answer = asking.await.unwrap();
+    assert!(answer.contains(r#"\"confirmed\":true"#), "{answer}");
+    drop(person);
+}
