@@ -19,6 +19,7 @@ pub(crate) fn server_config(tls: &TlsConfig) -> Result<Option<rustls::ServerConf
     if certs.is_empty() {
         return Err(format!("services.tls.cert_path: {cert_path} holds no certificate"));
     }
+    private_key_file(key_path)?;
     let key = PrivateKeyDer::from_pem_file(key_path)
         .map_err(|e| format!("services.tls.key_path: {key_path} is not a PEM private key: {e}"))?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -30,6 +31,22 @@ pub(crate) fn server_config(tls: &TlsConfig) -> Result<Option<rustls::ServerConf
         .map_err(|e| format!("services.tls: the certificate and key do not form a usable pair: {e}"))?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(Some(config))
+}
+
+/// A private key other users can read is no longer private: refused, with the fix.
+fn private_key_file(key_path: &str) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(key_path)
+        .map_err(|e| format!("services.tls.key_path: cannot read {key_path}: {e}"))?
+        .permissions()
+        .mode();
+    if mode & 0o077 != 0 {
+        return Err(format!(
+            "services.tls.key_path: {key_path} is open to group or others (mode {:o}); make it private: chmod 600 {key_path}",
+            mode & 0o777
+        ));
+    }
+    Ok(())
 }
 
 /// Validates `services.tls` without keeping the server config (used before saving a config).

@@ -446,6 +446,16 @@ async fn turning_remote_access_on_and_off_restarts_only_the_tcp_listener() {
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(body["error"].as_str().unwrap().contains("cert_path"), "{body}");
+
+    // A key other users can read is refused, naming the fix.
+    let certs = tempfile::tempdir().unwrap();
+    let (cert, key) = make_cert(certs.path());
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    let (status, body) =
+        daemon.put("/config", json!({"services": {"tls": {"cert_path": cert, "key_path": key}}})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let error = body["error"].as_str().unwrap();
+    assert!(error.contains("key_path") && error.contains("chmod 600"), "{body}");
 }
 
 #[tokio::test]

@@ -258,6 +258,7 @@ pub(crate) fn make_cert(dir: &Path) -> (PathBuf, PathBuf) {
         .status()
         .expect("openssl is installed (the test command installs it)");
     assert!(status.success());
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     (cert, key)
 }
 
