@@ -183,3 +183,26 @@ async fn a_tab_from_remote_access_opens_only_http_urls() {
     }
     assert_eq!(tabs.len(), 3, "only the three accepted tabs were published: {tabs:?}");
 }
+
+#[tokio::test]
+async fn a_remote_caller_lists_the_worktrees_of_registered_repositories_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = test_app(dir.path());
+    let repo = dir.path().join("private-repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let git = std::process::Command::new("git").args(["init", "-q", "-b", "main"]).arg(&repo).status().unwrap();
+    assert!(git.success());
+    let list = Some(json!({"action": "worktree_list", "path": repo}));
+    let remote = CallContext {
+        app: app.clone(),
+        caller: Caller::tcp("10.1.2.3:4000".parse().unwrap(), true),
+        mcp_session: None,
+        tuic_session: None,
+    };
+    let refused = call(registry(), remote, "repo", list.clone()).await.unwrap();
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert!(text(&refused)["error"].as_str().unwrap().contains("not a registered repository"), "{refused}");
+    let local = CallContext { app: app.clone(), caller: Caller::ipc(), mcp_session: None, tuic_session: None };
+    let listed = call(registry(), local, "repo", list).await.unwrap();
+    assert_eq!(listed["isError"], false, "a caller on the socket reads any repository: {listed}");
+}

@@ -49,6 +49,13 @@ pub(crate) struct WorktreeRemove {
 pub(super) async fn worktree_list(ctx: &CallContext, p: WorktreeList) -> Result<Value, ToolError> {
     let root = crate::repos::work_tree_root(&p.path).map_err(repo_error)?;
     let repo = worktree::main_work_tree(&root);
+    // As every other repository read: a remote caller reads only registered repositories.
+    if !ctx.caller.is_loopback() && !ctx.app.repos.roots().iter().any(|r| *r == root || *r == repo) {
+        return Err(ToolError::new(format!(
+            "reading {}, which is not a registered repository, is refused for a remote caller",
+            repo.display()
+        )));
+    }
     let all = worktree::list(&repo).await.map_err(repo_error)?;
     ctx.app.repos.touch(&repo);
     Ok(json!({"repo_path": repo.display().to_string(), "worktrees": to_value(&all)?}))
