@@ -72,7 +72,9 @@ impl HttpClient {
         let Transport::Http { url } = &server.transport else {
             return Err(UpstreamError::Protocol(format!("upstream {:?} is not an http upstream", server.name)));
         };
-        let url = reqwest::Url::parse(url).map_err(|e| UpstreamError::Io(format!("invalid url {url:?}: {e}")))?;
+        let url = reqwest::Url::parse(url).map_err(|e| {
+            UpstreamError::Io(format!("invalid url {:?}: {e}", crate::proxy::store::redact::redact_url(url)))
+        })?;
         static RING: Once = Once::new();
         // reqwest is built without a crypto provider; the daemon's TLS runs on ring everywhere.
         RING.call_once(|| {
