@@ -21,8 +21,18 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-# The test beds' temp dirs (git-ignored with the rest of target/).
-BED_ROOT = HERE.parent.parent / "target" / "agents-bed"
+def _bed_root() -> Path:
+    """The test beds' temp dirs: under target/ (git-ignored), unless a directory above it is open
+    to group or others (a clone under /tmp): Gemini CLI refuses settings files below one, so
+    then under the user's own cache dir."""
+    inside = HERE.parent.parent / "target" / "agents-bed"
+    ancestors = [p for p in inside.parents if p.exists()]
+    if all(p.stat().st_mode & 0o022 == 0 for p in ancestors):
+        return inside
+    return Path.home() / ".cache" / "tuic-agents-bed"
+
+
+BED_ROOT = _bed_root()
 
 import bed  # noqa: E402
 
