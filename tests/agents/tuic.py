@@ -23,11 +23,12 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 def _bed_root() -> Path:
     """The test beds' temp dirs: under target/ (git-ignored), unless a directory above it is open
-    to group or others (a clone under /tmp): Gemini CLI refuses settings files below one, so
-    then under the user's own cache dir."""
+    to group or others (a clone under /tmp: Gemini CLI refuses settings files below one) or the
+    path is too long for a socket; then under the user's own cache dir."""
     inside = HERE.parent.parent / "target" / "agents-bed"
     ancestors = [p for p in inside.parents if p.exists()]
-    if all(p.stat().st_mode & 0o022 == 0 for p in ancestors):
+    # A Unix socket path has at most 107 bytes: `<bed>/bed-xxxxxxxx/tuic/mcp.sock` must fit.
+    if all(p.stat().st_mode & 0o022 == 0 for p in ancestors) and len(str(inside)) <= 70:
         return inside
     return Path.home() / ".cache" / "tuic-agents-bed"
 
