@@ -64,18 +64,7 @@ class Recorder:
                         lambda: (lambda rows: rows if regex.search("\n".join(rows)) else None)(self.rows()), timeout)
 
     def wait_still(self, quiet: float = 1.5, timeout: float = 60) -> list[str]:
-        """Waits until the screen has not changed for `quiet` seconds (a spinner keeps it moving)."""
-        last, since = None, time.monotonic()
-        deadline = time.monotonic() + timeout
-        while True:
-            rows = self.rows()
-            if rows != last:
-                last, since = rows, time.monotonic()
-            elif time.monotonic() - since >= quiet:
-                return rows
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{self.cli}'s screen never stood still for {quiet} s")
-            time.sleep(0.05)
+        return self.bed.wait_still(self.session, quiet, timeout)
 
     def wait_model(self, requests: int, timeout: float = 60):
         wait_for(f"{requests} main model requests", lambda: len(self.bed.model.requests()) >= requests, timeout)

@@ -200,20 +200,6 @@ def wait_state(agent: Agent, what: str, predicate, timeout: float) -> dict:
                      f"screen: {agent.tail()}") from None
 
 
-def wait_still(agent: Agent, quiet: float, timeout: float = 30):
-    """Waits until the screen has not changed for `quiet` seconds."""
-    last, since = None, time.monotonic()
-    deadline = time.monotonic() + timeout
-    while True:
-        rows = agent.screen()
-        if rows != last:
-            last, since = rows, time.monotonic()
-        elif time.monotonic() - since >= quiet:
-            return
-        check(time.monotonic() < deadline, f"the screen never stood still for {quiet} s within {timeout:.0f} s")
-        time.sleep(0.05)
-
-
 # --- The checks --------------------------------------------------------------------------------
 
 
@@ -226,7 +212,7 @@ def check_start(agent: Agent, launched: float):
                  timeout=max(1.0, launched + limit - time.monotonic()))
     except TimeoutError:
         raise Failed(f"the composer never showed; screen: {agent.tail()}") from None
-    wait_still(agent, quiet=2.0)
+    agent.bed.wait_still(agent.session, quiet=2.0, timeout=30)
     samples, end = [], time.monotonic() + 1.0
     deadline = launched + limit
     while True:
@@ -379,12 +365,16 @@ def check_question(agent: Agent) -> str:
     return f"asked {question!r}"
 
 
-def check_cancel_claude(agent: Agent):
+def start_long_turn(agent: Agent) -> None:
+    """A turn the model answers only after 20 s, once the model has its prompt."""
     agent.settle()
     text = "Write a long essay about terminals [[delay=20000]]"
-    error, receipt = agent.submit(text)
-    check(not error and receipt.get("submitted") is True, f"submit refused: {receipt}")
+    agent.submitted(text)
     agent.wait_model(text)
+
+
+def check_cancel_claude(agent: Agent):
+    start_long_turn(agent)
     agent.write("\x03")
     wait_for("the prompt back in the composer", lambda: "❯\u00a0Write a long essay" in agent.screen(), 10)
     problems = []
@@ -419,11 +409,7 @@ def check_cancel_claude(agent: Agent):
 
 
 def check_cancel_other(agent: Agent):
-    agent.settle()
-    text = "Write a long essay about terminals [[delay=20000]]"
-    error, receipt = agent.submit(text)
-    check(not error and receipt.get("submitted") is True, f"submit refused: {receipt}")
-    agent.wait_model(text)
+    start_long_turn(agent)
     wait_state(agent, "working", lambda s: s.get("agent_state") == "working", 10)
     agent.write(agent.facts["cancel"])
     wait_state(agent, "idle after the cancel",

@@ -216,6 +216,21 @@ class Bed:
     def screen(self, session: str) -> list[str]:
         return self.tuicd.request("GET", f"/sessions/{session}/output?format=log&limit=1")["screen"]
 
+    def wait_still(self, session: str, quiet: float, timeout: float = 60) -> list[str]:
+        """Waits until the session's screen has not changed for `quiet` seconds (a spinner keeps
+        it moving); returns the rows."""
+        last, since = None, time.monotonic()
+        deadline = time.monotonic() + timeout
+        while True:
+            rows = self.screen(session)
+            if rows != last:
+                last, since = rows, time.monotonic()
+            elif time.monotonic() - since >= quiet:
+                return rows
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the screen never stood still for {quiet} s within {timeout:.0f} s")
+            time.sleep(0.05)
+
     def state(self, session: str) -> dict:
         return self.tuicd.request("GET", f"/sessions/{session}")["state"]
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from clis import home_env
+
 VERSION = "0.86.2"
 PROTOCOL = "chat"
 
@@ -25,12 +27,8 @@ BIN = HERE.parent / ".venv" / "bin" / "aider"
 
 
 def prepare(home: Path, cwd: Path, base_url: str) -> dict:
-    xdg_config = home / ".config"
-    xdg_data = home / ".local" / "share"
-    xdg_state = home / ".local" / "state"
-    xdg_cache = home / ".cache"
-    for d in (xdg_config, xdg_data, xdg_state, xdg_cache, home / ".aider"):
-        d.mkdir(parents=True, exist_ok=True)
+    homes = home_env(home)
+    (home / ".aider").mkdir(parents=True, exist_ok=True)
     # The model's facts (aider would otherwise fetch litellm's price list from GitHub at start,
     # print the network error and call the model's context size unknown).
     info = {
@@ -74,11 +72,7 @@ def prepare(home: Path, cwd: Path, base_url: str) -> dict:
         "--chat-history-file", str(home / ".aider" / "chat.history.md"),
     ]
     env = {
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(xdg_config),
-        "XDG_DATA_HOME": str(xdg_data),
-        "XDG_STATE_HOME": str(xdg_state),
-        "XDG_CACHE_HOME": str(xdg_cache),
+        **homes,
         "OPENAI_API_KEY": "sk-scripted-fake",
         "OPENAI_API_BASE": base_url + "/v1",
         "OPENAI_BASE_URL": base_url + "/v1",

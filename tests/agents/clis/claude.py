@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from clis import home_env
+
 VERSION = "2.1.197"
 PROTOCOL = "anthropic"
 
@@ -25,8 +27,6 @@ def prepare(home: Path, cwd: Path, base_url: str) -> dict:
     home = Path(home)
     cwd = Path(cwd).resolve()
     (home / ".claude").mkdir(parents=True, exist_ok=True)
-    for sub in (".config", ".cache", ".local/share", ".local/state"):
-        (home / sub).mkdir(parents=True, exist_ok=True)
     project = {
         "allowedTools": [],
         "hasTrustDialogAccepted": True,
@@ -58,11 +58,7 @@ def prepare(home: Path, cwd: Path, base_url: str) -> dict:
     settings.setdefault("theme", "dark")
     settings_path.write_text(json.dumps(settings, indent=2))
     env = {
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_CACHE_HOME": str(home / ".cache"),
-        "XDG_DATA_HOME": str(home / ".local/share"),
-        "XDG_STATE_HOME": str(home / ".local/state"),
+        **home_env(home),
         "ANTHROPIC_BASE_URL": base_url,
         "ANTHROPIC_API_KEY": API_KEY,
         "DISABLE_AUTOUPDATER": "1",

@@ -29,6 +29,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from clis import home_env
+
 VERSION = "0.171.0"
 PROTOCOL = "responses"
 
@@ -117,15 +119,9 @@ def prepare(home: Path, cwd: Path, base_url: str) -> dict:
     cwd = Path(cwd).resolve()
     codex_home = home / ".codex"
     codex_home.mkdir(parents=True, exist_ok=True)
-    for sub in (".config", ".cache", ".local/share", ".local/state"):
-        (home / sub).mkdir(parents=True, exist_ok=True)
     (codex_home / "config.toml").write_text(config_toml(cwd, base_url))
     env = {
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_CACHE_HOME": str(home / ".cache"),
-        "XDG_DATA_HOME": str(home / ".local/share"),
-        "XDG_STATE_HOME": str(home / ".local/state"),
+        **home_env(home),
         "CODEX_HOME": str(codex_home),
         "TUIC_SCRIPTED_API_KEY": API_KEY,
         "OPENAI_API_KEY": API_KEY,

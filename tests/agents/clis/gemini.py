@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from clis import home_env
+
 VERSION = "0.61.0"
 PROTOCOL = "gemini"
 
@@ -51,11 +53,7 @@ def prepare(home: Path, cwd: Path, base_url: str) -> dict:
     gemini_dir.mkdir(parents=True, exist_ok=True)
     (gemini_dir / "settings.json").write_text(json.dumps(settings(), indent=2) + "\n")
     env = {
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_DATA_HOME": str(home / ".local" / "share"),
-        "XDG_STATE_HOME": str(home / ".local" / "state"),
-        "XDG_CACHE_HOME": str(home / ".cache"),
+        **home_env(home),
         "GEMINI_API_KEY": "tuic-fake-key",
         "GOOGLE_GEMINI_BASE_URL": base_url,
         "GEMINI_CLI_TRUST_WORKSPACE": "true",

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from clis import home_env
+
 VERSION = "1.18.33"
 PROTOCOL = "chat"
 
@@ -46,19 +48,11 @@ def config(base_url: str) -> dict:
 
 
 def prepare(home: Path, cwd: Path, base_url: str) -> dict:
-    xdg_config = home / ".config"
-    xdg_data = home / ".local" / "share"
-    xdg_state = home / ".local" / "state"
-    xdg_cache = home / ".cache"
-    for d in (xdg_config / "opencode", xdg_data, xdg_state, xdg_cache):
-        d.mkdir(parents=True, exist_ok=True)
-    (xdg_config / "opencode" / "opencode.json").write_text(json.dumps(config(base_url), indent=2) + "\n")
+    homes = home_env(home)
+    (home / ".config" / "opencode").mkdir(parents=True, exist_ok=True)
+    (home / ".config" / "opencode" / "opencode.json").write_text(json.dumps(config(base_url), indent=2) + "\n")
     env = {
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(xdg_config),
-        "XDG_DATA_HOME": str(xdg_data),
-        "XDG_STATE_HOME": str(xdg_state),
-        "XDG_CACHE_HOME": str(xdg_cache),
+        **homes,
         "OPENAI_API_KEY": "sk-scripted-fake",
         "OPENAI_BASE_URL": base_url + "/v1",
         "OPENCODE_DISABLE_AUTOUPDATE": "1",
