@@ -19,7 +19,7 @@ use serde::{Deserialize, Deserializer};
 use super::AgentLink;
 use crate::agent::SubmitRefusal;
 use crate::agent::submit::{self, AckOutcome, SubmitReceipt};
-use crate::limits::{SUBMIT_ACK_TIMEOUT_MAX, SUBMIT_START_POLL, SUBMIT_START_WAIT};
+use crate::limits::{SUBMIT_START_POLL, SUBMIT_START_WAIT};
 use crate::session::Session;
 
 /// `session action=submit` parameters.
@@ -98,8 +98,9 @@ pub(crate) async fn submit(
         let outcome = acknowledgement(session, link, offset, epoch, timeout).await;
         return Ok(SubmitReceipt::written(submission_id, outcome, epoch));
     };
-    let deadline =
-        Instant::now() + timeout.max(2 * SUBMIT_START_WAIT).min(SUBMIT_ACK_TIMEOUT_MAX.max(2 * SUBMIT_START_WAIT));
+    // `timeout` is already clamped to the acknowledgement window; seeing a start takes at least two
+    // start waits whatever the caller asked (a too short wait would clear a taken prompt).
+    let deadline = Instant::now() + timeout.max(2 * SUBMIT_START_WAIT);
     let mut start = verify_start(session, link, epoch, (Instant::now() + SUBMIT_START_WAIT).min(deadline)).await;
     let mut retried = false;
     let asking = link.with_tracker(|t| t.readiness() == crate::agent::Readiness::Question { confident: true });

@@ -3,9 +3,7 @@
 
 use super::RowRule::{Contains, Exact, GlyphRange, Prefix, Spinner};
 use super::{Adapter, Paste, PromptDelivery, RowRule, SubmitRecipe};
-#[allow(unused_imports)]
 use super::{ComposerRule, TitleRule};
-#[allow(unused_imports)]
 use crate::agent::markers::Announced;
 
 /// Raw pair semantics: the text then Enter, paste only for multiline text.
