@@ -56,9 +56,7 @@ pub(crate) fn plan(adapter: Option<&Adapter>, args: &[String], prompt: &str, mod
         return LaunchPlan { args: planned, deferred_prompt: Some(prompt.to_owned()), model_ignored };
     }
     if !prompt.is_empty() {
-        // Claude Code's `--mcp-config` and channels flags take several values: without `--` it
-        // reads the prompt as one more of them (and exits).
-        if adapter.is_some_and(|a| a.id == "claude") && !planned.iter().any(|a| a == "--") {
+        if adapter.is_some_and(|a| a.prompt_after_dashes) && !planned.iter().any(|a| a == "--") {
             planned.push("--".to_owned());
         }
         planned.push(prompt.to_owned());

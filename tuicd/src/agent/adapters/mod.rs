@@ -106,6 +106,9 @@ pub(crate) struct Adapter {
     pub titles: &'static [TitleRule],
     /// How to read the composer's text from the screen, when the CLI's composer is known.
     pub composer: Option<ComposerRule>,
+    /// The prompt in argv goes after `--`: options before it take several values and would read
+    /// it as one more (Claude Code's `--mcp-config` and channels flags).
+    pub prompt_after_dashes: bool,
     /// Text in a descendant's command line that marks the CLI's own process (a native binary a
     /// launcher starts, a re-launch with other runtime flags): the agent itself, never work.
     pub own_processes: &'static [&'static str],

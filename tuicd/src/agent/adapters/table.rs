@@ -35,6 +35,7 @@ const fn generic(id: &'static str, name: &'static str, binaries: &'static [&'sta
         titles: &[],
         composer: None,
         own_processes: &[],
+        prompt_after_dashes: false,
     }
 }
 
@@ -83,6 +84,7 @@ pub(crate) static ADAPTERS: &[Adapter] = &[
         // Only 2.x's composer is read: 1.x's `> ` is also how the transcript shows past prompts.
         composer: Some(ComposerRule { prompts: &["❯\u{a0}"], placeholders: &[Prefix("Try \"")] }),
         own_processes: &[],
+        prompt_after_dashes: true,
     },
     // Codex (ratatui; node starts the native `codex`). Working: `• Working (4m 55s • esc to
     // interrupt)`. Composer: the last `› ` row (past prompts in the transcript are `› ` rows
@@ -119,6 +121,7 @@ pub(crate) static ADAPTERS: &[Adapter] = &[
         titles: &[],
         composer: Some(ComposerRule { prompts: &["› "], placeholders: &[Exact("Ask Codex to do anything")] }),
         own_processes: &[],
+        prompt_after_dashes: false,
     },
     // Gemini CLI (Ink). Working: `⠼ Thinking... (esc to cancel, 4s)`. The composer is
     // `>   Type your message or @path/to/file` (a placeholder) or `> text` between a `▄▄▄` and a
@@ -158,6 +161,7 @@ pub(crate) static ADAPTERS: &[Adapter] = &[
         ],
         composer: Some(ComposerRule { prompts: &["> "], placeholders: &[Prefix("Type your message")] }),
         own_processes: &["/.bin/gemini", "@google/gemini-cli", "/bin/gemini"],
+        prompt_after_dashes: false,
     },
     // Aider (prompt_toolkit, line oriented). Ready: the `> ` prompt (or `architect> ` and other
     // edit-format prompts) on the cursor row. Working: `Waiting for <model>`. Questions are
@@ -189,6 +193,7 @@ pub(crate) static ADAPTERS: &[Adapter] = &[
         titles: &[],
         composer: None,
         own_processes: &[],
+        prompt_after_dashes: false,
     },
     // OpenCode (full-screen TUI on the alternate screen). Working: the footer `■■■⬝⬝⬝⬝⬝  esc
     // interrupt` (`esc again to interrupt` after one Esc). The composer is a `┃` bordered box
@@ -228,6 +233,7 @@ pub(crate) static ADAPTERS: &[Adapter] = &[
         titles: &[],
         composer: None,
         own_processes: &[],
+        prompt_after_dashes: false,
     },
     // Detected on PATH (the reference's KNOWN_AGENT_BINARIES); screens not recorded yet.
     generic("grok", "Grok CLI", &["grok"]),
