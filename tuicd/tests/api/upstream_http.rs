@@ -12,7 +12,7 @@ use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use tokio::process::{Child, Command};
 
-use crate::harness::{DEADLINE, free_port, wait_until};
+use crate::harness::{DEADLINE, START_DEADLINE, free_port};
 use crate::mcp_client::{open_stream, rpc};
 use crate::upstream_util::{call_tool, listed_names, node_server, session, wait_status, with_upstreams};
 
@@ -23,25 +23,42 @@ struct Everything {
 }
 
 impl Everything {
+    /// Starts server-everything; a port taken by someone else between `free_port` and node's
+    /// bind makes node exit, so that start is retried on a fresh port.
     async fn start() -> Self {
         let script = node_server("server-everything");
-        let port = free_port();
-        let child = Command::new("node")
-            .arg(&script)
-            .arg("streamableHttp")
-            .env("PORT", port.to_string())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("node runs (install it, then `bash tests/interop/setup.sh`)");
-        let address = format!("127.0.0.1:{port}");
-        wait_until("server-everything accepts connections", DEADLINE, || async {
-            tokio::net::TcpStream::connect(&address).await.ok().map(|_| ())
-        })
-        .await;
-        Self { url: format!("http://{address}/mcp"), child }
+        for _ in 0..3 {
+            let port = free_port();
+            let log = tempfile::NamedTempFile::new().unwrap();
+            let mut child = Command::new("node")
+                .arg(&script)
+                .arg("streamableHttp")
+                .env("PORT", port.to_string())
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(log.reopen().unwrap())
+                .kill_on_drop(true)
+                .spawn()
+                .expect("node runs (install it, then `bash tests/interop/setup.sh`)");
+            let address = format!("127.0.0.1:{port}");
+            let started = tokio::time::Instant::now();
+            loop {
+                if tokio::net::TcpStream::connect(&address).await.is_ok() {
+                    return Self { url: format!("http://{address}/mcp"), child };
+                }
+                if let Some(status) = child.try_wait().unwrap() {
+                    eprintln!("server-everything on {port} exited ({status}): {}", std::fs::read_to_string(log.path()).unwrap_or_default());
+                    break;
+                }
+                assert!(
+                    started.elapsed() < START_DEADLINE,
+                    "server-everything not accepting on {port} after {START_DEADLINE:?}: {}",
+                    std::fs::read_to_string(log.path()).unwrap_or_default()
+                );
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+        }
+        panic!("server-everything exited on three fresh ports");
     }
 }
 
