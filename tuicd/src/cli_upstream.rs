@@ -101,7 +101,12 @@ async fn upstream_status(socket: &Path, name: &str) -> Option<(String, u64)> {
 }
 
 /// One request over the daemon's socket, `Connection: close`; the status and the JSON body.
-async fn request(socket: &Path, method: &str, path: &str, body: Option<Value>) -> std::io::Result<(u16, Value)> {
+pub(crate) async fn request(
+    socket: &Path,
+    method: &str,
+    path: &str,
+    body: Option<Value>,
+) -> std::io::Result<(u16, Value)> {
     let ask = async {
         let mut stream = tokio::net::UnixStream::connect(socket).await?;
         let body = body.map(|b| b.to_string()).unwrap_or_default();

@@ -38,6 +38,8 @@ struct History {
 /// What a subscriber gets: the events it missed (or how many it can no longer get), then live.
 #[derive(Debug)]
 pub(crate) struct Subscription {
+    /// The newest event id when subscribed: every later one comes on `live`.
+    pub last_id: u64,
     pub missed: u64,
     pub replay: Vec<Arc<Event>>,
     pub live: broadcast::Receiver<Arc<Event>>,
@@ -70,23 +72,19 @@ impl EventBus {
         id
     }
 
-    /// The id of the newest event, 0 before the first.
-    pub(crate) fn last_id(&self) -> u64 {
-        self.history.locked().next_id - 1
-    }
-
     /// Subscribes to live events and, with `after`, collects the retained events newer than it.
     /// Subscribing and reading history happen under one lock, so nothing falls between them.
     pub(crate) fn subscribe(&self, after: Option<u64>) -> Subscription {
         let history = self.history.locked();
         let live = self.live.subscribe();
+        let last_id = history.next_id - 1;
         let Some(after) = after else {
-            return Subscription { missed: 0, replay: Vec::new(), live };
+            return Subscription { last_id, missed: 0, replay: Vec::new(), live };
         };
         let oldest = history.events.front().map_or(history.next_id, |e| e.id);
         let missed = oldest.saturating_sub(after + 1);
         let replay = history.events.iter().filter(|e| e.id > after).cloned().collect();
-        Subscription { missed, replay, live }
+        Subscription { last_id, missed, replay, live }
     }
 
     /// Retained events newer than `after`, for a subscriber that fell behind the live channel.

@@ -20,6 +20,7 @@ mod messaging;
 mod messaging_runtime;
 pub mod paths;
 mod plugins;
+mod principals;
 mod private_file;
 mod proxy;
 mod repos;

@@ -41,6 +41,12 @@ pub const BCRYPT_COST: u32 = 12;
 /// bcrypt reads only the first 72 bytes of a password; longer ones are refused (by
 /// `POST /auth/hash-password` and `tuicd hash-password`) rather than silently truncated.
 pub const BCRYPT_MAX_PASSWORD_BYTES: usize = 72;
+/// Scoped access tokens (`tuicd token create`) kept at once; creating one more is refused.
+pub const TOKENS_MAX: usize = 256;
+/// A token's name: what `tuicd token list` shows and the journal names.
+pub const TOKEN_NAME_MAX_CHARS: usize = 64;
+/// A token created without `--ttl` lasts this long; `--ttl never` keeps it until revoked.
+pub const TOKEN_DEFAULT_TTL: std::time::Duration = std::time::Duration::from_secs(30 * 86_400);
 /// Successful Basic credentials remembered so that bcrypt runs once per credential, not per request.
 pub const AUTH_CACHE_CAPACITY: usize = 64;
 /// Client addresses tracked by the failed-login limiter; the oldest is dropped beyond it.

@@ -1,5 +1,6 @@
-//! `tuicd`: serve in the foreground, or `status` / `hash-password` / `upstream authorize`.
+//! `tuicd`: serve in the foreground, or `status` / `hash-password` / `upstream authorize` / `token`.
 
+mod cli_token;
 mod cli_upstream;
 
 use std::io::{BufRead, Read, Write};
@@ -57,6 +58,40 @@ enum Command {
         #[command(subcommand)]
         command: UpstreamCommand,
     },
+    /// Scoped, revocable tokens for remote access (a phone, another machine, an agent over TCP).
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum TokenCommand {
+    /// Make a token and print it once (with the phone link and its QR code when remote access is on).
+    Create {
+        /// observe (read), drive (also write and, a person, answer confirmations) or admin (also configure).
+        #[arg(long)]
+        scope: String,
+        /// Only this session (id or alias), at --scope or at `ID=observe` / `ID=drive`; repeatable.
+        #[arg(long = "session", value_name = "ID[=SCOPE]")]
+        sessions: Vec<String>,
+        /// An agent's token: never answers confirmations, never admin.
+        #[arg(long)]
+        agent: bool,
+        /// Lifetime: 90s, 30m, 12h, 7d, or never (default 30d).
+        #[arg(long)]
+        ttl: Option<String>,
+        /// What `token list` calls it (e.g. phone).
+        #[arg(long)]
+        name: Option<String>,
+        /// Do not draw the phone link's QR code.
+        #[arg(long)]
+        no_qr: bool,
+    },
+    /// The tokens that exist (never their secrets).
+    List,
+    /// Revoke a token: its requests and open streams are refused at once.
+    Revoke { id: String },
 }
 
 #[derive(Debug, Subcommand)]
@@ -89,6 +124,19 @@ fn main() -> ExitCode {
         Some(Command::HashPassword { cost }) => hash_password(cost),
         Some(Command::Upstream { command: UpstreamCommand::Authorize { name } }) => {
             runtime.block_on(cli_upstream::authorize(&paths::socket_path(&config_dir, cli.instance.as_deref()), &name))
+        }
+        Some(Command::Token { command }) => {
+            let socket = paths::socket_path(&config_dir, cli.instance.as_deref());
+            runtime.block_on(async {
+                match command {
+                    TokenCommand::Create { scope, sessions, agent, ttl, name, no_qr } => {
+                        cli_token::create(&socket, cli_token::Create { name, scope, sessions, agent, ttl, qr: !no_qr })
+                            .await
+                    }
+                    TokenCommand::List => cli_token::list(&socket).await,
+                    TokenCommand::Revoke { id } => cli_token::revoke(&socket, &id).await,
+                }
+            })
         }
         Some(Command::Status) => runtime.block_on(status(paths::socket_path(&config_dir, cli.instance.as_deref()))),
         None => {

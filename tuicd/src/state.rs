@@ -34,6 +34,8 @@ pub(crate) struct Shared {
     /// Every PTY session (live and tombstoned).
     pub sessions: SessionRegistry,
     pub auth: AuthGate,
+    /// Scoped access tokens for remote callers (see [`crate::principals`]).
+    pub tokens: Arc<crate::principals::tokens::TokenStore>,
     pub tcp: TcpControl,
     /// The MCP endpoint: protocol sessions and their GET streams.
     pub mcp: McpState,
@@ -79,6 +81,7 @@ impl Shared {
         // The agent engine attaches to every session from outside the session core.
         let ui = Arc::new(crate::ui::Ui::new(events.clone()));
         let repos = Arc::new(crate::repos::Repos::load(&config_dir));
+        let tokens = Arc::new(crate::principals::tokens::TokenStore::load(&config_dir));
         let oauth = Arc::new(crate::proxy::oauth::OAuth::new(
             &config_dir,
             events.clone(),
@@ -105,6 +108,7 @@ impl Shared {
             started: Instant::now(),
             events,
             auth: Default::default(),
+            tokens,
             tcp: Default::default(),
             mcp: Default::default(),
             agents,

@@ -30,6 +30,9 @@ pub(crate) struct Caller {
     /// The process on the other end of the Unix socket (`SO_PEERCRED`, taken at accept): who
     /// may answer a person's confirmation is decided by its ancestry.
     pub peer_pid: Option<u32>,
+    /// What the caller may do: the owner's everything, or what its token grants. Set by the
+    /// transport once the request's credentials are checked; the router's table reads it.
+    pub grant: crate::principals::Grant,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,12 +45,17 @@ pub(crate) enum Transport {
 
 impl Caller {
     pub(crate) fn ipc() -> Self {
-        Self { transport: Transport::Ipc, socket: None, peer_pid: None }
+        Self { transport: Transport::Ipc, socket: None, peer_pid: None, grant: crate::principals::Grant::Owner }
     }
 
     /// A remote caller on the TCP listener.
     pub(crate) fn tcp(peer: std::net::SocketAddr, tls: bool) -> Self {
-        Self { transport: Transport::Tcp { peer, tls }, socket: None, peer_pid: None }
+        Self {
+            transport: Transport::Tcp { peer, tls },
+            socket: None,
+            peer_pid: None,
+            grant: crate::principals::Grant::Owner,
+        }
     }
 
     /// The same caller, on the plain socket `fd`.

@@ -167,6 +167,10 @@ async fn tools_call(app: &App, meta: RequestMeta, id: &Value, params: CallParams
     if params.task.is_none()
         && let Some(target) = super::upstream::target(app, &name, &params.arguments, collapsed(app, &meta))
     {
+        // An upstream tool can act anywhere (a filesystem, a browser): a token needs drive.
+        meta.caller.grant.allows(crate::principals::Scope::Drive, None).map_err(|m| {
+            RpcError::invalid_params(format!("tools/call {name}: an upstream tool acts outside tuicd's sessions: {m}"))
+        })?;
         return super::upstream::call(app, meta.session_id.as_deref(), id, target, params.meta).await;
     }
     let bound = meta.session_id.as_deref().and_then(|s| app.mcp.protocol_sessions.identity(s));

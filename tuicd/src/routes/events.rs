@@ -13,7 +13,7 @@ use tokio::sync::{broadcast, mpsc};
 use crate::events::Event;
 use crate::http::body::query;
 use crate::http::sse::{encode, sse_response};
-use crate::http::{ApiError, ApiResult, Request};
+use crate::http::{ApiError, ApiResult, Caller, Request};
 use crate::limits::{SSE_KEEP_ALIVE, SSE_RETRY_MS};
 use crate::state::App;
 use crate::ui::Capability;
@@ -29,7 +29,7 @@ pub(crate) struct EventsQuery {
     ui: Option<String>,
 }
 
-pub(crate) async fn stream(app: &App, req: Request) -> ApiResult {
+pub(crate) async fn stream(app: &App, caller: &Caller, req: Request) -> ApiResult {
     let params: EventsQuery = query(&req)?;
     let header_id = match req.headers().get("last-event-id") {
         None => None,
@@ -45,14 +45,25 @@ pub(crate) async fn stream(app: &App, req: Request) -> ApiResult {
     let after = header_id.or(params.last_event_id);
     let answerer = match params.ui.as_deref() {
         None => None,
-        Some(list) => Some(app.ui.answerer(ui_capabilities(list)?)),
+        Some(list) => {
+            let capabilities = ui_capabilities(list)?;
+            if capabilities.contains(&Capability::Confirm) {
+                // Counting a caller who may not answer as an answerer would hold a confirmation
+                // for someone who can never give it.
+                super::ui::require_person(app, caller).await?;
+            }
+            Some(app.ui.answerer(capabilities))
+        }
     };
     let (tx, rx) = mpsc::channel::<Bytes>(SSE_CLIENT_QUEUE);
+    // Subscribed before the head is answered: a client that acts on seeing the head (a UI
+    // answerer, then the request it is to answer) misses no event published after it.
+    let sub = app.events.subscribe(after);
     let app = app.clone();
     tokio::spawn(async move {
         // The answerer lives exactly as long as the stream: dropped when the pump ends.
         let _answerer = answerer;
-        pump(app, after, filter, tx).await;
+        pump(app, sub, after, filter, tx).await;
     });
     Ok(sse_response(rx))
 }
@@ -77,11 +88,16 @@ fn lagged(missed: u64) -> Bytes {
     encode(None, proto::events::LAGGED, &format!("{{\"missed\":{missed}}}"))
 }
 
-async fn pump(app: App, after: Option<u64>, filter: Option<Vec<String>>, tx: mpsc::Sender<Bytes>) {
+async fn pump(
+    app: App,
+    sub: crate::events::Subscription,
+    after: Option<u64>,
+    filter: Option<Vec<String>>,
+    tx: mpsc::Sender<Bytes>,
+) {
     let wanted = |e: &Event| filter.as_ref().is_none_or(|f| f.iter().any(|k| k == e.kind));
-    let sub = app.events.subscribe(after);
     let mut live = sub.live;
-    let mut last_sent = after.unwrap_or_else(|| app.events.last_id());
+    let mut last_sent = after.unwrap_or(sub.last_id);
     if tx.send(Bytes::from(format!("retry: {SSE_RETRY_MS}\n\n"))).await.is_err() {
         return;
     }

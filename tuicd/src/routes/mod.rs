@@ -21,6 +21,7 @@ pub(crate) mod sessions;
 pub(crate) mod stream;
 mod stream_direct;
 mod stream_encode;
+pub(crate) mod tokens;
 pub(crate) mod ui;
 pub(crate) mod ui_screenshot;
 pub(crate) mod upstream_oauth;

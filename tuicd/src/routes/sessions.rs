@@ -19,8 +19,10 @@ fn ok() -> ApiResult {
     ok_json(&serde_json::json!({"ok": true}))
 }
 
-pub(crate) async fn list(app: &App) -> ApiResult {
-    let sessions: Vec<SessionInfo> = app.sessions.list().iter().map(|s| s.info()).collect();
+/// Every session; a token limited to named sessions sees those only.
+pub(crate) async fn list(app: &App, caller: &Caller) -> ApiResult {
+    let visible = |id: &str| caller.grant.allows(crate::principals::Scope::Observe, Some(id)).is_ok();
+    let sessions: Vec<SessionInfo> = app.sessions.list().iter().filter(|s| visible(&s.id)).map(|s| s.info()).collect();
     ok_json(&sessions)
 }
 

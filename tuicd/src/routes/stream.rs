@@ -35,6 +35,7 @@ use tokio::sync::{Notify, broadcast};
 use crate::http::body::query;
 use crate::http::{ApiError, ApiResult, Caller, Request};
 use crate::limits::{WS_BATCH_BYTES, WS_CATCH_UP_CHUNK, WS_READ_BUFFER};
+use crate::principals::Scope;
 use crate::session::{Session, SessionEvent, Watch};
 use crate::state::App;
 
@@ -78,7 +79,10 @@ pub(crate) async fn stream(app: &App, caller: &Caller, id: &str, mut req: Reques
     let accept = derive_accept_key(key.as_bytes());
     // An HTTP/1.1 connection belongs to this socket alone once upgraded: only then may the reader
     // thread write to its descriptor.
-    let direct = caller.socket.filter(|_| req.version() == http::Version::HTTP_11).and_then(|fd| {
+    // A token's stream is cut when the token is revoked, which needs the connection to hold the
+    // only copy of the socket: the direct path keeps a duplicate, so it is left to the owner.
+    let token = caller.grant.token_id().map(str::to_owned);
+    let direct = caller.socket.filter(|_| req.version() == http::Version::HTTP_11 && token.is_none()).and_then(|fd| {
         #[allow(unsafe_code)]
         // SAFETY: `fd` is the descriptor of the connection this request arrived on, which hyper
         // keeps open while it serves the request (now); it is duplicated at once, so the copy
@@ -87,7 +91,9 @@ pub(crate) async fn stream(app: &App, caller: &Caller, id: &str, mut req: Reques
         socket.try_clone_to_owned().ok().map(|fd| Arc::new(DirectSocket::new(fd, binary)))
     });
     let upgrading = hyper::upgrade::on(&mut req);
-    let client = Client { app: app.clone(), session, binary, next: 0, held: Vec::new(), direct };
+    // What a token may not write is refused on the stream too: a watcher does not type.
+    let writable = caller.grant.allows(Scope::Drive, Some(&session.id)).is_ok();
+    let client = Client { app: app.clone(), session, binary, writable, next: 0, held: Vec::new(), direct };
     let cursor = params.cursor.or(params.offset);
     tokio::spawn(async move {
         match upgrading.await {
@@ -95,7 +101,16 @@ pub(crate) async fn stream(app: &App, caller: &Caller, id: &str, mut req: Reques
                 let io = SocketIo::new(TokioIo::new(upgraded), client.direct.clone());
                 let config = WebSocketConfig::default().read_buffer_size(WS_READ_BUFFER);
                 let socket = WebSocketStream::from_raw_socket(io, Role::Server, Some(config)).await;
-                client.run(socket, cursor).await;
+                match token {
+                    Some(id) => {
+                        let tokens = client.app.tokens.clone();
+                        tokio::select! {
+                            () = client.run(socket, cursor) => {}
+                            () = tokens.ended(&id) => tracing::info!(token = %id, "closed a stream: its token was revoked or expired"),
+                        }
+                    }
+                    None => client.run(socket, cursor).await,
+                }
             }
             Err(e) => tracing::debug!(error = %e, "WebSocket handshake failed"),
         }
@@ -119,6 +134,8 @@ struct Client {
     session: Arc<Session>,
     /// Output as binary frames (raw bytes after an 8-byte cursor) instead of JSON text.
     binary: bool,
+    /// Input frames reach the session; else the first one closes the stream with 1008.
+    writable: bool,
     /// Cursor after the last byte taken from the session (sent, or held in `held`). Stale while
     /// the reader thread writes the output (see `stream_direct.rs`): [`Client::take_back`] first.
     next: u64,
@@ -204,6 +221,9 @@ impl Client {
                         sink.flush().await.map_err(|_| Gone::Dropped)?;
                     },
                     message = incoming.next() => match message {
+                        Some(Ok(Message::Text(_) | Message::Binary(_))) if !self.writable => {
+                            return Err(Gone::Refused(CloseCode::Policy, "this token observes the session: it cannot type into it"));
+                        }
                         Some(Ok(Message::Text(text))) => self.input(Bytes::from(text)).await,
                         Some(Ok(Message::Binary(data))) => self.input(data).await,
                         Some(Ok(Message::Close(_))) => return Err(Gone::ClosedByClient),

@@ -19,8 +19,21 @@ struct ConfirmAnswer {
 
 pub(crate) async fn answer_confirm(app: &App, caller: &Caller, id: &str, req: Request) -> ApiResult {
     let body: ConfirmAnswer = read_json(req).await?;
-    // Only a person answers what the daemon asks a person: a process running inside one of
-    // tuicd's terminals (an agent, or anything an agent started there) is not one.
+    require_person(app, caller).await?;
+    match app.ui.answer(id, body.confirmed) {
+        Ok(()) => Ok(json_response(StatusCode::OK, &json!({"ok": true}))),
+        Err(AnswerError::NotFound) => Err(ApiError::NotFound(format!("no confirmation {id:?} is waiting"))),
+        Err(AnswerError::AlreadyResolved) => {
+            Err(ApiError::Conflict(format!("confirmation {id:?} was already resolved")))
+        }
+    }
+}
+
+/// Only a person answers what the daemon asks a person: over TCP the password's holder or a
+/// person's token with `drive`; on the socket a process not running inside one of tuicd's
+/// terminals (an agent, or anything an agent started there, is not one).
+pub(crate) async fn require_person(app: &App, caller: &Caller) -> Result<(), ApiError> {
+    caller.grant.may_answer(None).map_err(ApiError::Forbidden)?;
     let inside = match caller.peer_pid {
         Some(pid) => tokio::task::spawn_blocking({
             let app = app.clone();
@@ -30,17 +43,11 @@ pub(crate) async fn answer_confirm(app: &App, caller: &Caller, id: &str, req: Re
         .unwrap_or(None),
         None => None,
     };
-    if let Some(alias) = inside {
-        return Err(ApiError::Forbidden(format!(
+    match inside {
+        Some(alias) => Err(ApiError::Forbidden(format!(
             "confirmations are answered by a person: this request comes from a process inside tuicd terminal {alias}"
-        )));
-    }
-    match app.ui.answer(id, body.confirmed) {
-        Ok(()) => Ok(json_response(StatusCode::OK, &json!({"ok": true}))),
-        Err(AnswerError::NotFound) => Err(ApiError::NotFound(format!("no confirmation {id:?} is waiting"))),
-        Err(AnswerError::AlreadyResolved) => {
-            Err(ApiError::Conflict(format!("confirmation {id:?} was already resolved")))
-        }
+        ))),
+        None => Ok(()),
     }
 }
 

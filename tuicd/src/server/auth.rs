@@ -25,6 +25,8 @@ use crate::config::AuthConfig;
 use crate::http::ApiError;
 use crate::limits::{AUTH_CACHE_CAPACITY, AUTH_LIMITER_CAPACITY, BCRYPT_CONCURRENCY, BCRYPT_QUEUE_WAIT};
 use crate::lock::Recover;
+use crate::principals::tokens::TokenStore;
+use crate::principals::{Grant, TokenGrant};
 
 /// Who the failed-login limiter counts: an address group, with the user name on loopback.
 type LimiterKey = (IpAddr, Option<String>);
@@ -57,7 +59,52 @@ impl Default for AuthGate {
 }
 
 impl AuthGate {
-    pub(crate) async fn check(&self, auth: &AuthConfig, ip: IpAddr, headers: &HeaderMap) -> Result<(), ApiError> {
+    /// The caller's grant: a token (`Authorization: Bearer`, or the `tui-session` cookie the
+    /// phone link sets), else the Basic password, which is the owner's.
+    pub(crate) async fn check(
+        &self,
+        auth: &AuthConfig,
+        tokens: &TokenStore,
+        ip: IpAddr,
+        headers: &HeaderMap,
+    ) -> Result<Grant, ApiError> {
+        let basic = headers
+            .get(http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.get(..6).is_some_and(|s| s.eq_ignore_ascii_case("basic ")));
+        // Basic before the cookie: a browser that has both (a revoked phone link, then the
+        // password) is the password's.
+        match presented_token(headers) {
+            Some(token) if !basic => self.check_token(auth, tokens, ip, &token).map(Grant::Token),
+            _ => self.check_password(auth, ip, headers).await.map(|()| Grant::Owner),
+        }
+    }
+
+    /// A presented token: counted against the limiter like a password when it is not one of
+    /// ours (a token cannot be guessed, but a flood of wrong ones is still a flood).
+    pub(crate) fn check_token(
+        &self,
+        auth: &AuthConfig,
+        tokens: &TokenStore,
+        ip: IpAddr,
+        token: &str,
+    ) -> Result<Arc<TokenGrant>, ApiError> {
+        let window = Duration::from_secs(auth.auth_rate_limit_window_secs);
+        let key = limiter_key(ip, auth, None);
+        if let Some(retry_after_secs) = self.limited(&key, window, auth.auth_rate_limit_max) {
+            return Err(ApiError::TooManyRequests { retry_after_secs });
+        }
+        match tokens.verify(token) {
+            Some(grant) => Ok(grant),
+            None => {
+                self.reserve(&key, window, auth.auth_rate_limit_max)
+                    .map_err(|retry_after_secs| ApiError::TooManyRequests { retry_after_secs })?;
+                Err(ApiError::Unauthorized("unknown, expired or revoked token".into()))
+            }
+        }
+    }
+
+    async fn check_password(&self, auth: &AuthConfig, ip: IpAddr, headers: &HeaderMap) -> Result<(), ApiError> {
         let window = Duration::from_secs(auth.auth_rate_limit_window_secs);
         let header = headers.get(http::header::AUTHORIZATION).and_then(|v| v.to_str().ok());
         let credentials = header.and_then(decode_basic);
@@ -215,6 +262,25 @@ fn same_text(a: &str, b: &str) -> bool {
     a.iter().zip(b.iter()).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
 }
 
+/// The cookie the phone link sets (`GET /mobile?token=`), named as the desktop app names it.
+pub(crate) const SESSION_COOKIE: &str = "tui-session";
+
+/// A token in `Authorization: Bearer`, else in the `tui-session` cookie.
+fn presented_token(headers: &HeaderMap) -> Option<String> {
+    if let Some(value) = headers.get(http::header::AUTHORIZATION).and_then(|v| v.to_str().ok())
+        && let Some((scheme, token)) = value.split_once(' ')
+        && scheme.eq_ignore_ascii_case("bearer")
+    {
+        return Some(token.trim().to_owned());
+    }
+    headers
+        .get_all(http::header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .find_map(|pair| pair.trim().strip_prefix(SESSION_COOKIE)?.strip_prefix('=').map(str::to_owned))
+}
+
 fn decode_basic(header: &str) -> Option<(String, String)> {
     let (scheme, encoded) = header.split_once(' ')?;
     if !scheme.eq_ignore_ascii_case("basic") {
@@ -266,6 +332,18 @@ mod tests {
         );
         let any_name = AuthConfig::default();
         assert_eq!(limiter_key(loopback, &any_name, Some("me")), limiter_key(loopback, &any_name, Some("eve")));
+    }
+
+    #[test]
+    fn a_token_is_read_from_bearer_then_from_the_session_cookie() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(presented_token(&headers), None);
+        headers.insert(http::header::COOKIE, "a=b; tui-session=tuic_1_x; c=d".parse().unwrap());
+        assert_eq!(presented_token(&headers).as_deref(), Some("tuic_1_x"));
+        headers.insert(http::header::AUTHORIZATION, "Bearer tuic_2_y".parse().unwrap());
+        assert_eq!(presented_token(&headers).as_deref(), Some("tuic_2_y"));
+        headers.insert(http::header::AUTHORIZATION, "Basic abc".parse().unwrap());
+        assert_eq!(presented_token(&headers).as_deref(), Some("tuic_1_x"));
     }
 
     #[test]

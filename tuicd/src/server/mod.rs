@@ -10,6 +10,7 @@ mod permit;
 mod reload;
 mod repoll;
 pub(crate) mod router;
+mod rules;
 mod service;
 pub(crate) mod tcp;
 

@@ -16,7 +16,7 @@ use tower_http::timeout::TimeoutLayer;
 
 use super::admission::Slot;
 use super::{browser, router};
-use crate::http::{Caller, Request, Response, Transport};
+use crate::http::{ApiError, Caller, Request, Response, Transport};
 use crate::limits::{COMPRESSION_MIN_BYTES, MAX_BODY_BYTES, TCP_H2_KEEP_ALIVE, TCP_HEADER_READ_TIMEOUT};
 use crate::state::App;
 
@@ -113,16 +113,84 @@ async fn handle(app: App, caller: Caller, slot: Option<&Slot>, req: Request) -> 
     response
 }
 
-async fn serve_admitted(app: App, caller: Caller, slot: Option<&Slot>, mut req: Request) -> Response {
-    if let Transport::Tcp { peer, .. } = caller.transport {
+async fn serve_admitted(app: App, mut caller: Caller, slot: Option<&Slot>, mut req: Request) -> Response {
+    if let Transport::Tcp { peer, tls } = caller.transport {
         let config = app.config.get();
-        if let Err(e) = app.auth.check(&config.services.auth, peer.ip(), req.headers()).await {
-            return e.into_response();
+        if let Some(token) = phone_link_token(&req) {
+            return match app.auth.check_token(&config.services.auth, &app.tokens, peer.ip(), &token) {
+                Ok(grant) => {
+                    let max_age = app
+                        .tokens
+                        .seconds_left(&grant.id)
+                        .map_or(config.services.auth.session_token_duration_secs, |left| {
+                            left.min(config.services.auth.session_token_duration_secs)
+                        });
+                    tracing::info!(token = %grant.name, id = %grant.id, "a phone link signed in");
+                    phone_link_signed_in(&token, max_age, tls)
+                }
+                Err(e) => e.into_response(),
+            };
+        }
+        match app.auth.check(&config.services.auth, &app.tokens, peer.ip(), req.headers()).await {
+            Ok(grant) => caller.grant = grant,
+            Err(e) => return e.into_response(),
         }
         if let Some(slot) = slot {
             slot.authenticated();
         }
     }
     req.extensions_mut().insert(caller.clone());
-    router::route(app, caller, req).await
+    let ended = caller.grant.token_id().map(str::to_owned);
+    match ended {
+        // A request a token authenticated ends when the token is revoked or expires.
+        Some(id) => {
+            let tokens = app.tokens.clone();
+            let body_ended = {
+                let (tokens, id) = (tokens.clone(), id.clone());
+                async move { tokens.ended(&id).await }
+            };
+            tokio::select! {
+                response = router::route(app, caller, req) => ending_with(response, body_ended),
+                () = tokens.ended(&id) => ApiError::Unauthorized("the token was revoked or expired".into()).into_response(),
+            }
+        }
+        None => router::route(app, caller, req).await,
+    }
+}
+
+/// The response with its body cut when `ended` resolves: an event stream a token opened stops
+/// when the token is revoked.
+fn ending_with(response: Response, ended: impl Future<Output = ()> + Send + 'static) -> Response {
+    use futures_util::StreamExt;
+    use http_body_util::BodyExt;
+    response.map(|body| {
+        let frames = http_body_util::BodyStream::new(body).take_until(Box::pin(ended));
+        http_body_util::StreamBody::new(frames).boxed_unsync()
+    })
+}
+
+/// The token of a phone link, `GET /mobile?token=...`.
+fn phone_link_token(req: &Request) -> Option<String> {
+    if req.method() != http::Method::GET || req.uri().path() != "/mobile" {
+        return None;
+    }
+    form_urlencoded::parse(req.uri().query()?.as_bytes()).find(|(k, _)| k == "token").map(|(_, v)| v.into_owned())
+}
+
+/// The phone link's answer: the token moves into an HttpOnly cookie (so the page, its
+/// WebSocket and its event stream carry it) and out of the address bar and history.
+fn phone_link_signed_in(token: &str, max_age: u64, tls: bool) -> Response {
+    let secure = if tls { "; Secure" } else { "" };
+    let cookie = format!(
+        "{}={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age={max_age}{secure}",
+        super::auth::SESSION_COOKIE
+    );
+    http::Response::builder()
+        .status(StatusCode::SEE_OTHER)
+        .header(http::header::LOCATION, "/mobile")
+        .header(http::header::SET_COOKIE, cookie)
+        .header(http::header::CACHE_CONTROL, "no-store")
+        .header(http::header::REFERRER_POLICY, "no-referrer")
+        .body(crate::http::body::empty())
+        .unwrap_or_else(|e| ApiError::Internal(anyhow::anyhow!("building the phone link answer: {e}")).into_response())
 }

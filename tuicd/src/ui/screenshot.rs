@@ -175,7 +175,7 @@ mod tests {
     async fn a_screenshot_waits_for_the_clients_png_and_a_bad_body_leaves_it_waiting() {
         let ui = Arc::new(Ui::new(Arc::new(EventBus::new())));
         assert_eq!(ui.screenshot().await, Err(ScreenshotError::NoClient));
-        assert_eq!(ui.events().last_id(), 0, "nothing was asked");
+        assert_eq!(ui.events().subscribe(None).last_id, 0, "nothing was asked");
         let _gui = ui.answerer(vec![Capability::Screenshot]);
         let asking = tokio::spawn({
             let ui = ui.clone();

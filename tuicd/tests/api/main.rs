@@ -44,6 +44,7 @@ mod peers;
 mod peers_delivery;
 mod peers_routes;
 mod plugins;
+mod principals;
 mod raw_reads;
 mod remote_abuse;
 mod remote_write;

@@ -44,7 +44,7 @@ fn basic(user: &str, password: &str) -> String {
 }
 
 /// curl inside the namespace; returns the status and the JSON body.
-async fn curl(host: &RemoteHost, args: &[&str]) -> (u16, Value) {
+pub(crate) async fn curl(host: &RemoteHost, args: &[&str]) -> (u16, Value) {
     let mut all = vec!["-sS", "-m", "10", "-w", "\n%{http_code}"];
     all.extend_from_slice(args);
     let out = host.exec("curl", &all, CURL_TIMEOUT).await;

@@ -5,6 +5,7 @@
 //! ([`schema`]), the `action` enum and dispatch all come from those declarations. Tool failures are results with `isError: true` and `{"error": ...}` in
 //! their text; unknown or disabled tools are JSON-RPC `-32602` protocol errors.
 
+mod access;
 pub(crate) mod action;
 pub(crate) mod agent;
 pub(crate) mod ai_terminal;
@@ -268,6 +269,7 @@ pub(crate) async fn call_task(
     if action.loopback_only {
         ctx.require_loopback(tool.name, action.name).map_err(refused)?;
     }
+    access::authorize(&ctx, tool.name, action.name, &args).map_err(refused)?;
     let internal = |what: String| RpcError::new(super::model::code::INTERNAL_ERROR, what);
     match run_caught(name, (action.call)(ctx, args)).await {
         Ok(Ok(Answer::Value(value))) => Ok(value),
@@ -320,6 +322,7 @@ async fn dispatch(tool: &ToolDef, ctx: CallContext, mut args: Map<String, Value>
     if action.loopback_only {
         ctx.require_loopback(tool.name, action.name)?;
     }
+    access::authorize(&ctx, tool.name, action.name, &args)?;
     (action.call)(ctx, args).await
 }
 
