@@ -97,4 +97,7 @@ bash tests/gui/screenshot.sh target/debug/tuicd target/debug/tuic-gui target/tui
 bash tests/gui/terminal.sh target/debug/tuicd target/debug/tuic-gui
 bash tests/gui/peers.sh target/debug/tuicd target/debug/tuic-gui
 
+stage "security: attacks from outside (rebinding page in Chromium, a remote peer in a network namespace, another local user)"
+timeout 600 bash tests/security/run.sh "$root/target/debug/tuicd"
+
 stage "done"
