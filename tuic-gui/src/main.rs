@@ -29,7 +29,8 @@ struct Cli {
     /// The remote user.
     #[arg(long, env = "TUIC_USER", requires = "url")]
     user: Option<String>,
-    /// The remote password (read from the environment; never written anywhere).
+    /// The remote password, or a token from `tuicd token create` (read from the environment;
+    /// never written anywhere).
     #[arg(long = "password-env", default_value = "TUIC_PASSWORD", hide = true)]
     password_env: String,
     /// A PEM CA certificate to trust for `https://`.
@@ -62,7 +63,12 @@ fn main() -> anyhow::Result<()> {
 
 /// The command line first, then the remembered connection, then the default socket.
 fn choose_target(cli: &Cli, remembered: &Remembered) -> Target {
-    let password = std::env::var(&cli.password_env).unwrap_or_default();
+    // A token (TUIC_TOKEN) takes the password's place: it is sent as a bearer token.
+    let password = std::env::var("TUIC_TOKEN")
+        .ok()
+        .filter(|t| !t.is_empty())
+        .or_else(|| std::env::var(&cli.password_env).ok())
+        .unwrap_or_default();
     if let Some(url) = &cli.url {
         return Target::Remote(Remote {
             url: url.clone(),

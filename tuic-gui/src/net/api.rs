@@ -52,14 +52,23 @@ pub(crate) struct Api {
     tls: Option<Arc<rustls::ClientConfig>>,
 }
 
+/// A scoped token (`tuicd token create`) in the password field is sent as a bearer token; a
+/// password as Basic credentials.
+fn authorization(remote: &crate::target::Remote) -> String {
+    if remote.password.starts_with("tuic_") {
+        return format!("Bearer {}", remote.password);
+    }
+    let credentials = base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", remote.user, remote.password));
+    format!("Basic {credentials}")
+}
+
 impl Api {
     pub(crate) fn new(target: &Target) -> anyhow::Result<Self> {
         let builder = reqwest::Client::builder().timeout(REQUEST_TIMEOUT).connect_timeout(CONNECT_TIMEOUT);
         let (client, base, authorization, tls) = match target {
             Target::Socket(path) => (builder.unix_socket(path.clone()).build()?, "http://tuic".to_owned(), None, None),
             Target::Remote(remote) => {
-                let credentials =
-                    base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", remote.user, remote.password));
+                let authorization = authorization(remote);
                 let tls = if remote.url.starts_with("https://") { Some(Arc::new(tls_config(remote)?)) } else { None };
                 let builder = match &tls {
                     Some(config) => builder.tls_backend_preconfigured((**config).clone()),
@@ -68,7 +77,7 @@ impl Api {
                 (
                     builder.build()?,
                     remote.url.trim_end_matches('/').to_owned(),
-                    Some(format!("Basic {credentials}")),
+                    Some(authorization),
                     tls,
                 )
             }
@@ -196,4 +205,19 @@ fn tls_config(remote: &crate::target::Remote) -> anyhow::Result<rustls::ClientCo
         }
     };
     Ok(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn remote(password: &str) -> crate::target::Remote {
+        crate::target::Remote { url: "https://h:1".into(), user: "me".into(), password: password.into(), ca_cert: None }
+    }
+
+    #[test]
+    fn a_token_goes_as_a_bearer_and_a_password_as_basic_credentials() {
+        assert_eq!(authorization(&remote("tuic_ab12cd34_secret")), "Bearer tuic_ab12cd34_secret");
+        assert_eq!(authorization(&remote("pw")), format!("Basic {}", base64::engine::general_purpose::STANDARD.encode("me:pw")));
+    }
 }
