@@ -74,12 +74,7 @@ impl Api {
                     Some(config) => builder.tls_backend_preconfigured((**config).clone()),
                     None => builder,
                 };
-                (
-                    builder.build()?,
-                    remote.url.trim_end_matches('/').to_owned(),
-                    Some(authorization),
-                    tls,
-                )
+                (builder.build()?, remote.url.trim_end_matches('/').to_owned(), Some(authorization), tls)
             }
         };
         Ok(Self { client, base, target: target.clone(), authorization, tls })
@@ -218,6 +213,9 @@ mod tests {
     #[test]
     fn a_token_goes_as_a_bearer_and_a_password_as_basic_credentials() {
         assert_eq!(authorization(&remote("tuic_ab12cd34_secret")), "Bearer tuic_ab12cd34_secret");
-        assert_eq!(authorization(&remote("pw")), format!("Basic {}", base64::engine::general_purpose::STANDARD.encode("me:pw")));
+        assert_eq!(
+            authorization(&remote("pw")),
+            format!("Basic {}", base64::engine::general_purpose::STANDARD.encode("me:pw"))
+        );
     }
 }

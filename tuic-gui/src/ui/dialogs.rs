@@ -52,8 +52,9 @@ impl ConnectForm {
                     ui.text_edit_singleline(&mut self.user);
                     ui.end_row();
                     ui.label("Password or token");
-                    ui.add(egui::TextEdit::singleline(&mut self.password).password(true))
-                        .on_hover_text("the remote password, or a token from `tuicd token create` (tuic_...); never written to disk");
+                    ui.add(egui::TextEdit::singleline(&mut self.password).password(true)).on_hover_text(
+                        "the remote password, or a token from `tuicd token create` (tuic_...); never written to disk",
+                    );
                     ui.end_row();
                     ui.label("CA certificate");
                     ui.text_edit_singleline(&mut self.ca_cert).on_hover_text("PEM file for https; empty: system roots");

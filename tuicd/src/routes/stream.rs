@@ -158,7 +158,12 @@ enum Gone {
 
 impl Client {
     async fn run(mut self, socket: Socket, cursor: Option<u64>) {
-        let (mut sink, mut incoming) = socket.split();
+        let (mut sink, incoming) = socket.split();
+        // Input first: the client's frames are read and written to the PTY on their own task, so
+        // a Ctrl-C arrives however far behind this client's output is (while this task waits on
+        // a full socket, or the reader thread owns the output).
+        let (input_ended, mut input_end) = tokio::sync::oneshot::channel();
+        let input = tokio::spawn(read_input(incoming, self.session.clone(), self.writable, input_ended));
         let Watch { read: first, live, mut notices, exit: finished } =
             self.session.watch_from(cursor, WS_CATCH_UP_CHUNK);
         // Output comes from `live` while this task relays it, and not at all while the reader
@@ -220,23 +225,12 @@ impl Client {
                         // should the reader's next chunk not come first.
                         sink.flush().await.map_err(|_| Gone::Dropped)?;
                     },
-                    message = incoming.next() => match message {
-                        Some(Ok(Message::Text(_) | Message::Binary(_))) if !self.writable => {
-                            return Err(Gone::Refused(CloseCode::Policy, "this token observes the session: it cannot type into it"));
-                        }
-                        Some(Ok(Message::Text(text))) => self.input(Bytes::from(text)).await,
-                        Some(Ok(Message::Binary(data))) => self.input(data).await,
-                        Some(Ok(Message::Close(_))) => return Err(Gone::ClosedByClient),
-                        Some(Err(WsError::Utf8(_))) => return Err(Gone::Refused(CloseCode::Invalid, "a text frame is not UTF-8")),
-                        Some(Err(WsError::Protocol(_))) => return Err(Gone::Refused(CloseCode::Protocol, "protocol error")),
-                        Some(Err(WsError::Capacity(_))) => return Err(Gone::Refused(CloseCode::Size, "message too big")),
-                        None | Some(Err(_)) => return Err(Gone::Dropped),
-                        Some(Ok(_)) => {}
-                    },
+                    ended = &mut input_end => return Err(ended.unwrap_or(Gone::Dropped)),
                 }
             }
         }
         .await;
+        input.abort();
         if let Some(direct) = &self.direct {
             self.session.detach_sink(direct);
         }
@@ -376,11 +370,37 @@ impl Client {
         send(sink, &StreamFrame::Closed { session_id, reason: reason.to_owned() }).await?;
         sink.close().await.map_err(|_| Gone::Dropped)
     }
+}
 
-    async fn input(&self, data: Bytes) {
-        if let Err(e) = self.session.write(data).await {
-            tracing::debug!(session = %self.session.id, error = %e, "WebSocket input refused");
+/// Reads the client's frames until it closes or breaks the protocol, writing input to the PTY;
+/// how it ended goes to the output task, which closes the socket.
+async fn read_input(
+    mut incoming: futures_util::stream::SplitStream<Socket>,
+    session: Arc<Session>,
+    writable: bool,
+    ended: tokio::sync::oneshot::Sender<Gone>,
+) {
+    let gone = loop {
+        match incoming.next().await {
+            Some(Ok(Message::Text(_) | Message::Binary(_))) if !writable => {
+                break Gone::Refused(CloseCode::Policy, "this token observes the session: it cannot type into it");
+            }
+            Some(Ok(Message::Text(text))) => write_input(&session, Bytes::from(text)).await,
+            Some(Ok(Message::Binary(data))) => write_input(&session, data).await,
+            Some(Ok(Message::Close(_))) => break Gone::ClosedByClient,
+            Some(Err(WsError::Utf8(_))) => break Gone::Refused(CloseCode::Invalid, "a text frame is not UTF-8"),
+            Some(Err(WsError::Protocol(_))) => break Gone::Refused(CloseCode::Protocol, "protocol error"),
+            Some(Err(WsError::Capacity(_))) => break Gone::Refused(CloseCode::Size, "message too big"),
+            None | Some(Err(_)) => break Gone::Dropped,
+            Some(Ok(_)) => {}
         }
+    };
+    let _ = ended.send(gone);
+}
+
+async fn write_input(session: &Session, data: Bytes) {
+    if let Err(e) = session.write(data).await {
+        tracing::debug!(session = %session.id, error = %e, "WebSocket input refused");
     }
 }
 

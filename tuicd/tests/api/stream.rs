@@ -440,3 +440,29 @@ async fn binary_mode_resumes_at_a_cursor_and_rejects_a_bad_value() {
     let (status, body) = daemon.get(&format!("/sessions/{id}/stream?binary=yes")).await;
     assert_eq!(status, 400, "{body}");
 }
+
+/// Input first: a client that reads none of a flood's output still interrupts it. Its Ctrl-C
+/// frame reaches the PTY while its output is backlogged (the socket full, the task blocked
+/// sending), in both framings and whether the reader thread or the task was writing.
+#[tokio::test]
+async fn ctrl_c_from_a_client_that_reads_nothing_stops_a_flood() {
+    let daemon = Daemon::start().await;
+    for query in ["", "&binary=1"] {
+        let id = create_id(&daemon, json!({"shell": "/bin/sh", "args": ["-c", "stty -echo; yes flood-line"]})).await;
+        let mut socket = connect(&daemon, &format!("/sessions/{id}/stream?cursor=0{query}")).await;
+        // Well past the socket buffers (a few hundred KiB): this client's output is backlogged.
+        crate::harness::wait_until("the flood backlogged this client", DEADLINE, || async {
+            let (_, info) = daemon.get(&format!("/sessions/{id}")).await;
+            (info["total_written"].as_u64().unwrap_or(0) > 8 << 20).then_some(())
+        })
+        .await;
+        let sent = std::time::Instant::now();
+        socket.send(Message::text("\u{3}")).await.unwrap();
+        crate::harness::wait_until("Ctrl-C ended the flood", DEADLINE, || async {
+            let (_, info) = daemon.get(&format!("/sessions/{id}")).await;
+            (info["exited"] == true).then_some(())
+        })
+        .await;
+        eprintln!("Ctrl-C to exit with the output backlogged ({query}): {:?}", sent.elapsed());
+    }
+}
