@@ -59,6 +59,7 @@ pub(crate) mod hooks;
 mod owner;
 mod plain_lines;
 mod process;
+mod queries;
 mod read;
 mod reader;
 mod registry;

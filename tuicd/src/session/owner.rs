@@ -280,6 +280,16 @@ impl Session {
         Ok(())
     }
 
+    /// The terminal's replies to the queries in the output (`queries.rs`): queued as input
+    /// without the writer lock (a real terminal's replies interleave with typing too) and without
+    /// the attachment's input hook (nobody typed them).
+    pub(crate) async fn answer_queries(&self, replies: Bytes) {
+        let len = replies.len() as u64;
+        if self.input.send(replies).await.is_ok() {
+            self.counters.bytes_written.fetch_add(len, Ordering::Relaxed);
+        }
+    }
+
     /// Resizes the screen model first, then the PTY (which signals SIGWINCH), so output that answers
     /// the signal is parsed at the new size. The same size is a no-op.
     pub(crate) fn resize(&self, rows: u16, cols: u16) -> Result<(), SessionError> {

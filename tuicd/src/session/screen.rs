@@ -39,6 +39,8 @@ struct LogSink {
     events: Vec<ParsedEvent>,
     /// Rows still to drop as they scroll out: stand-ins for rows the fast path logged itself.
     suppress: usize,
+    /// Replies to the terminal queries in the output (`queries.rs`), to be written to the PTY.
+    replies: Vec<u8>,
 }
 
 impl LogSink {
@@ -74,6 +76,25 @@ impl vt100::Callbacks for LogSink {
     fn audible_bell(&mut self, _: &mut vt100::Screen) {
         self.events.push(ParsedEvent::Bell);
     }
+
+    fn unhandled_csi(
+        &mut self,
+        screen: &mut vt100::Screen,
+        i1: Option<u8>,
+        i2: Option<u8>,
+        params: &[&[u16]],
+        c: char,
+    ) {
+        if let Some(reply) = super::queries::answer_csi(screen, i1, i2, params, c) {
+            self.replies.extend(reply);
+        }
+    }
+
+    fn unhandled_osc(&mut self, _: &mut vt100::Screen, params: &[&[u8]]) {
+        if let Some(reply) = super::queries::answer_osc(params) {
+            self.replies.extend(reply);
+        }
+    }
 }
 
 /// Log lines from a line cursor: `lines` covers `[start, start + lines.len())`.
@@ -92,6 +113,7 @@ impl ScreenModel {
             scratch: String::new(),
             events: Vec::new(),
             suppress: 0,
+            replies: Vec::new(),
         };
         // Scrollback 0: rows leave the screen straight into the log through `on_scroll`.
         let parser = vt100::Parser::new_with_callbacks(nz(rows), nz(cols), 0, sink);
@@ -147,6 +169,11 @@ impl ScreenModel {
             events.push(ParsedEvent::AlternateScreen { active: alternate });
         }
         events
+    }
+
+    /// The replies to the terminal queries processed since the last call, in order.
+    pub(super) fn take_replies(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.parser.callbacks_mut().replies)
     }
 
     pub(super) fn resize(&mut self, rows: u16, cols: u16) {

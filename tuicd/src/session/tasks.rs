@@ -66,13 +66,16 @@ pub(super) async fn follow_screen(session: Arc<Session>) {
             }
             cursor = read.start + read.data.len() as u64;
             let parsing = Instant::now();
-            let events = {
+            let (events, replies) = {
                 let mut term = session.term();
                 term.skipped += read.missed;
                 let events = term.screen.process(&read.data);
                 feed_agent(session.as_ref(), &term.screen, &read.data, cursor);
-                events
+                (events, term.screen.take_replies())
             };
+            if !replies.is_empty() {
+                session.answer_queries(Bytes::from(replies)).await;
+            }
             let parsed = Instant::now();
             session.screen_cursor.send_replace(cursor);
             for event in events {

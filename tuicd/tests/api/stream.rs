@@ -466,3 +466,28 @@ async fn ctrl_c_from_a_client_that_reads_nothing_stops_a_flood() {
         eprintln!("Ctrl-C to exit with the output backlogged ({query}): {:?}", sent.elapsed());
     }
 }
+
+/// The daemon is the terminal: a program's cursor report, device attributes and background
+/// colour queries are answered, exactly once, with no client attached and with two.
+#[tokio::test]
+async fn terminal_queries_are_answered_once_by_the_daemon_with_no_client_or_two() {
+    // Raw mode so the replies reach `read` without a newline; after the three replies, anything
+    // more within half a second would be a second answer.
+    let script = r#"stty raw -echo; printf 'abc\033[6n\033[c\033]11;?\033\\'
+IFS= read -r -d R cpr; IFS= read -r -d c da; IFS= read -r -d '\' bg
+if IFS= read -r -t 0.5 -n 1 extra; then more=EXTRA; else more=NONE; fi
+stty sane; printf '\ncpr:%q da:%q bg:%q more:%s\n' "${cpr#?}" "${da#?}" "${bg#?}" "$more"; sleep 30"#;
+    let daemon = Daemon::start().await;
+    for clients in [0, 2] {
+        let id = create_id(&daemon, json!({"shell": "/bin/bash", "args": ["-c", script]})).await;
+        let mut attached = Vec::new();
+        for _ in 0..clients {
+            attached.push(connect(&daemon, &format!("/sessions/{id}/stream")).await);
+        }
+        let text = crate::session_util::wait_text(&daemon, &id, "more:").await;
+        assert!(text.contains(r"cpr:\[1\;4"), "the cursor after 'abc' is row 1, column 4 ({clients} clients): {text}");
+        assert!(text.contains(r"da:\[\?1\;2"), "device attributes ({clients} clients): {text}");
+        assert!(text.contains("11;rgb:1e1e/1e1e/1e1e"), "the background colour ({clients} clients): {text}");
+        assert!(text.contains("more:NONE"), "each query answered once ({clients} clients): {text}");
+    }
+}
