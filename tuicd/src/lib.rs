@@ -4,6 +4,7 @@
 
 mod agent;
 mod agent_runtime;
+mod asciicast;
 mod child;
 mod config;
 mod events;
@@ -41,3 +42,5 @@ pub use log_ring::layer as log_ring_layer;
 /// daemon against.
 pub use config::merge::deep_merge;
 pub use session::capture;
+/// For `tuicd capture export`: a `.tcap` capture as an asciicast v2 recording.
+pub use asciicast::from_tcap_file as tcap_to_asciicast;

@@ -505,3 +505,8 @@ pub const UPSTREAM_STEP_UPS_IN_A_ROW: u32 = 3;
 pub const KEYRING_PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 /// Any later keyring call (load, store, delete): past it the call fails and says so.
 pub const KEYRING_CALL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Timing marks a session keeps for the recording of its ring (`GET /sessions/:id/recording.cast`).
+pub const TIMELINE_MARKS: usize = 16_384;
+/// Output written closer together than this shares one timing mark in a recording.
+pub const TIMELINE_RESOLUTION: std::time::Duration = std::time::Duration::from_millis(10);

@@ -58,10 +58,29 @@ enum Command {
         #[command(subcommand)]
         command: UpstreamCommand,
     },
+    /// Raw PTY captures (`POST /diagnostics/capture`).
+    Capture {
+        #[command(subcommand)]
+        command: CaptureCommand,
+    },
     /// Scoped, revocable tokens for remote access (a phone, another machine, an agent over TCP).
     Token {
         #[command(subcommand)]
         command: TokenCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum CaptureCommand {
+    /// Print a `.tcap` capture as an asciicast v2 recording (asciinema play, asciinema cat).
+    Export {
+        file: PathBuf,
+        /// The terminal's width in the recording's header.
+        #[arg(long, default_value_t = 80)]
+        cols: u16,
+        /// The terminal's height in the recording's header.
+        #[arg(long, default_value_t = 24)]
+        rows: u16,
     },
 }
 
@@ -124,6 +143,18 @@ fn main() -> ExitCode {
         Some(Command::HashPassword { cost }) => hash_password(cost),
         Some(Command::Upstream { command: UpstreamCommand::Authorize { name } }) => {
             runtime.block_on(cli_upstream::authorize(&paths::socket_path(&config_dir, cli.instance.as_deref()), &name))
+        }
+        Some(Command::Capture { command: CaptureCommand::Export { file, cols, rows } }) => {
+            match tuicd::tcap_to_asciicast(&file, cols, rows) {
+                Ok(cast) => {
+                    print!("{cast}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("tuicd: {}: {e}", file.display());
+                    ExitCode::FAILURE
+                }
+            }
         }
         Some(Command::Token { command }) => {
             let socket = paths::socket_path(&config_dir, cli.instance.as_deref());

@@ -93,6 +93,19 @@ pub(crate) async fn shell_family(app: &App, id: &str) -> ApiResult {
     ok_json(&ShellFamilyResponse { shell_family: app.sessions.resolve(id)?.shell_family() })
 }
 
+/// What the session's ring holds, as an asciicast v2 recording with the times it was written.
+pub(crate) async fn recording(app: &App, id: &str) -> ApiResult {
+    let session = app.sessions.resolve(id)?;
+    let cast = tokio::task::spawn_blocking(move || session.recording())
+        .await
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!("building the recording: {e}")))?;
+    let mut response = crate::http::Response::new(crate::http::body::full(cast));
+    response
+        .headers_mut()
+        .insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/x-asciicast"));
+    Ok(response)
+}
+
 pub(crate) async fn pause(app: &App, caller: &Caller, id: &str) -> ApiResult {
     caller.require_loopback("pausing a session")?;
     app.sessions.resolve(id)?.pause()?;

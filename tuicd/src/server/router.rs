@@ -86,6 +86,9 @@ pub(super) async fn route(app: App, caller: Caller, req: Request) -> Response {
         ["sessions", id, "output"] => {
             methods!(gate, &method, GET [observe(id)] => routes::sessions::output(&app, id, req))
         }
+        ["sessions", id, "recording.cast"] => {
+            methods!(gate, &method, GET [observe(id)] => routes::sessions::recording(&app, id))
+        }
         ["sessions", id, "shell-family"] => {
             methods!(gate, &method, GET [observe(id)] => routes::sessions::shell_family(&app, id))
         }

@@ -68,6 +68,7 @@ mod screen;
 mod sink;
 mod spawn;
 mod tasks;
+mod timeline;
 mod watch;
 
 use std::sync::atomic::AtomicU64;

@@ -144,6 +144,10 @@ impl std::fmt::Debug for Session {
 
 pub(super) struct OutputState {
     pub ring: RawRing,
+    /// When the ring's bytes were written, for recordings.
+    pub timeline: super::timeline::Timeline,
+    /// The session's start, which the timeline counts from.
+    pub started: Instant,
     pub last_output: Option<Instant>,
     pub exit: Option<ExitInfo>,
     /// Consumers the reader hands each chunk to itself, under this lock (see [`super::sink`]).
@@ -208,6 +212,8 @@ impl Session {
             created: SystemTime::now(),
             out: Mutex::new(OutputState {
                 ring: RawRing::new(SESSION_RING_BYTES, RING_SHARE_FROM),
+                timeline: Default::default(),
+                started: Instant::now(),
                 last_output: None,
                 exit: None,
                 sinks: Vec::new(),
@@ -278,6 +284,17 @@ impl Session {
         self.input.send(data).await.map_err(|_| self.exited_error("input"))?;
         self.counters.bytes_written.fetch_add(len, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// What the ring holds as an asciicast v2 recording at the screen's size, with the times the
+    /// bytes were written.
+    pub(crate) fn recording(&self) -> String {
+        let (rows, cols) = self.term().screen.size();
+        let started_unix = self.created.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let out = self.lock();
+        let read = out.ring.read_from(out.ring.oldest(), usize::MAX);
+        let pieces = out.timeline.split(read.start, &read.data);
+        crate::asciicast::encode(cols, rows, started_unix, pieces.into_iter().map(|(at, bytes)| (at, "o", bytes)))
     }
 
     /// The terminal's replies to the queries in the output (`queries.rs`): queued as input

@@ -25,7 +25,10 @@ pub(super) fn ingest(session: &Session, data: Bytes) {
         let mut out = session.lock();
         let start = out.ring.total();
         out.ring.push(&bytes);
-        out.last_output = Some(Instant::now());
+        let now = Instant::now();
+        let (end, at) = (out.ring.total(), now - out.started);
+        out.timeline.mark(end, at);
+        out.last_output = Some(now);
         // No subscribers is fine: the ring has it.
         let _ = session.live.send(Arc::new(SessionEvent::Output { start, data }));
         for sink in &out.sinks {

@@ -491,3 +491,46 @@ stty sane; printf '\ncpr:%q da:%q bg:%q more:%s\n' "${cpr#?}" "${da#?}" "${bg#?}
         assert!(text.contains("more:NONE"), "each query answered once ({clients} clients): {text}");
     }
 }
+
+/// `GET /sessions/:id/recording.cast`: the ring as an asciicast v2 recording with the times the
+/// bytes were written, which the real asciinema reads back byte for byte.
+#[tokio::test]
+async fn the_recording_of_a_session_plays_back_in_asciinema_with_its_real_timings() {
+    let asciinema = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/.venv-asciinema/bin/asciinema");
+    assert!(asciinema.exists(), "{} is missing: run `bash tests/interop/setup.sh` first", asciinema.display());
+    let daemon = Daemon::start().await;
+    let script = r"printf 'one\n'; sleep 0.4; printf '\033[31mtwo\033[0m \342\202\254\n'; sleep 30";
+    let id = create_id(&daemon, json!({"shell": "/bin/sh", "args": ["-c", script], "rows": 20, "cols": 70})).await;
+    crate::session_util::wait_text(&daemon, &id, "two").await;
+    let response = daemon.client.get(Daemon::url(&format!("/sessions/{id}/recording.cast"))).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["content-type"], "application/x-asciicast");
+    let cast = response.text().await.unwrap();
+    let lines: Vec<Value> = cast.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(
+        (lines[0]["version"].as_u64(), lines[0]["width"].as_u64(), lines[0]["height"].as_u64()),
+        (Some(2), Some(70), Some(20))
+    );
+    let events = &lines[1..];
+    let time_of = |needle: &str| {
+        events
+            .iter()
+            .find(|e| e[2].as_str().is_some_and(|t| t.contains(needle)))
+            .unwrap_or_else(|| panic!("{needle}: {cast}"))[0]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(time_of("two") - time_of("one") >= 0.3, "real timings: {cast}");
+    assert!(events.windows(2).all(|w| w[0][0].as_f64() <= w[1][0].as_f64()), "times never go back: {cast}");
+
+    let file = daemon.dir.path().join("session.cast");
+    std::fs::write(&file, &cast).unwrap();
+    let played = std::process::Command::new(&asciinema).arg("cat").arg(&file).output().unwrap();
+    assert!(played.status.success(), "asciinema cat: {}", String::from_utf8_lossy(&played.stderr));
+    let (_, ring) = daemon.get(&format!("/sessions/{id}/output?limit=100000")).await;
+    assert_eq!(
+        String::from_utf8_lossy(&played.stdout),
+        ring["data"].as_str().unwrap(),
+        "asciinema plays back the ring exactly"
+    );
+}
