@@ -120,6 +120,16 @@ pub(crate) fn read(config_dir: &Path, id: &str, components: &[String]) -> Result
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(missing()),
         Err(e) => return Err(io(e)),
     };
+    // The data directory (and the plugin's own) must stay where they are named: a symlink that
+    // takes either elsewhere (`data -> /etc`) would make the rest of the check hold for the
+    // wrong tree.
+    let plugins = config_dir.join("plugins").canonicalize().map_err(io)?;
+    let own = plugin_dir.canonicalize().map_err(io)?;
+    if !own.starts_with(&plugins) || !root.starts_with(&own) {
+        return Err(DataError::Invalid(format!(
+            "plugin '{id}': its data directory leads out of the plugin's own directory (a symlink)"
+        )));
+    }
     let target = match components.iter().fold(root.clone(), |path, c| path.join(c)).canonicalize() {
         Ok(target) => target,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(missing()),
@@ -187,5 +197,31 @@ mod tests {
         for good in ["my-plugin", "com.example.watch_2"] {
             check_id(good).unwrap();
         }
+    }
+
+    #[test]
+    fn a_data_directory_or_plugin_directory_that_is_a_symlink_elsewhere_serves_nothing() {
+        let config = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("passwd"), "root:x:0:0").unwrap();
+        let plugin = config.path().join("plugins/p");
+        std::fs::create_dir_all(&plugin).unwrap();
+        std::os::unix::fs::symlink(outside.path(), data_dir(config.path(), "p")).unwrap();
+        let refused = read(config.path(), "p", &["passwd".to_owned()]).err().expect("refused");
+        assert!(matches!(&refused, DataError::Invalid(m) if m.contains("symlink")), "{refused:?}");
+
+        std::fs::create_dir_all(outside.path().join("data")).unwrap();
+        std::fs::write(outside.path().join("data/passwd"), "root:x:0:0").unwrap();
+        std::os::unix::fs::symlink(outside.path(), config.path().join("plugins/q")).unwrap();
+        assert!(matches!(read(config.path(), "q", &["passwd".to_owned()]), Err(DataError::Invalid(_))));
+
+        std::fs::remove_file(data_dir(config.path(), "p")).unwrap();
+        std::fs::create_dir_all(data_dir(config.path(), "p")).unwrap();
+        std::fs::write(data_dir(config.path(), "p").join("state.json"), "{}").unwrap();
+        assert_eq!(
+            read(config.path(), "p", &["state.json".to_owned()]).unwrap().bytes,
+            b"{}",
+            "a real data directory serves"
+        );
     }
 }

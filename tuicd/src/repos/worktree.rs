@@ -130,6 +130,12 @@ pub(crate) async fn create(req: &CreateRequest) -> Result<Created, RepoError> {
         return Err(RepoError::Git(format!("branch {branch} is already checked out at {}", holder.worktree.path)));
     }
     let exists = git::probe(&repo, &["rev-parse", "--verify", "--quiet", &format!("refs/heads/{branch}")]).await?.ok();
+    if let Some(base) = &req.base_ref
+        && (base.is_empty() || base.starts_with('-') || base.chars().any(char::is_control))
+    {
+        // git would read it as an option (`--lock`, `--detach`), not as a commit.
+        return Err(RepoError::InvalidPath(format!("base_ref: '{base}' is not a commit, branch or tag name")));
+    }
     let target_str = target.display().to_string();
     let mut args = vec!["worktree", "add"];
     if exists {
@@ -138,9 +144,9 @@ pub(crate) async fn create(req: &CreateRequest) -> Result<Created, RepoError> {
                 "base_ref: branch {branch} already exists; omit base_ref to check it out"
             )));
         }
-        args.extend([target_str.as_str(), branch]);
+        args.extend(["--end-of-options", target_str.as_str(), branch]);
     } else {
-        args.extend(["-b", branch, target_str.as_str()]);
+        args.extend(["-b", branch, "--end-of-options", target_str.as_str()]);
         if let Some(base) = &req.base_ref {
             args.push(base.as_str());
         }

@@ -227,3 +227,21 @@ async fn run_script_reports_the_exit_code_and_bounds_the_output() {
     let (status, empty) = daemon.post("/worktrees/run-script", json!({"path": s(&r), "script": " "})).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{empty}");
 }
+
+/// A `base_ref` is a commit, never an option git would read (`--lock`, `--detach`,
+/// `--no-checkout`); a real one still works.
+#[tokio::test]
+async fn a_base_ref_that_looks_like_an_option_is_refused_and_changes_nothing() {
+    let daemon = Daemon::start().await;
+    let parent = tempfile::tempdir().unwrap();
+    let r = repo(parent.path(), "app");
+    for base in ["--lock", "--detach", "--no-checkout", "-q", ""] {
+        let (status, body) = create(&daemon, &r, "feature-x", json!({"base_ref": base})).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{base}: {body}");
+        assert!(body["error"].as_str().unwrap().contains("base_ref"), "{body}");
+    }
+    let listed = std::process::Command::new("git").arg("-C").arg(&r).args(["worktree", "list"]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&listed.stdout).lines().count(), 1, "no worktree was added");
+    let (status, body) = create(&daemon, &r, "feature-x", json!({"base_ref": "HEAD"})).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+}
