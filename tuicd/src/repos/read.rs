@@ -163,6 +163,10 @@ fn diff_args<'a>(root: &Path, staged: bool, extra: &[&'a str], file: Option<&'a 
 
 /// Whether HEAD resolves to a commit, read from the git directory (a loose or packed ref).
 fn has_commit(git_dir: &Path) -> bool {
+    if super::head::is_reftable(git_dir) {
+        // Its refs are not files: take HEAD as born, as nearly every repository is.
+        return true;
+    }
     let Ok(head) = std::fs::read_to_string(git_dir.join("HEAD")) else { return true };
     let Some(reference) = head.trim_end().strip_prefix("ref: ") else { return true };
     // A linked worktree keeps its refs in the common directory.

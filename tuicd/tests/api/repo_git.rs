@@ -203,3 +203,26 @@ async fn a_hostile_repository_config_runs_nothing_when_the_daemon_reads_or_adds_
     let ran = std::fs::read_to_string(&proof).unwrap_or_default();
     assert!(ran.is_empty(), "the daemon's git ran the repository's programs: {ran}");
 }
+
+/// A reftable repository (`git init --ref-format=reftable`): its refs are not files, so the
+/// branch and the diff against HEAD come through git.
+#[tokio::test]
+async fn a_reftable_repository_reads_its_branch_and_diff_like_any_other() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = tmp.path().join("rt");
+    std::fs::create_dir_all(&r).unwrap();
+    git(&r, &["init", "-q", "-b", "main", "--ref-format=reftable"]);
+    write(&r, "a.txt", "one\n");
+    git(&r, &["add", "a.txt"]);
+    git(&r, &["commit", "-q", "-m", "first"]);
+    write(&r, "a.txt", "two\n");
+    let r = std::fs::canonicalize(r).unwrap();
+    let daemon = Daemon::start().await;
+    let diff = get_ok(&daemon, "diff", &r).await;
+    assert!(diff.to_string().contains("+two"), "the change against HEAD: {diff}");
+    let (status, added) = daemon.post("/repos", json!({"path": s(&r)})).await;
+    assert!(status.is_success(), "{added}");
+    let listed = ok(&daemon, "repo", json!({"action": "list"})).await;
+    assert!(listed.to_string().contains("\"main\""), "the branch is main, not .invalid: {listed}");
+    assert!(!listed.to_string().contains(".invalid"), "{listed}");
+}
