@@ -32,6 +32,10 @@ pub(crate) struct RepoStatus {
     pub counts: DirtyCounts,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_commit: Option<LastCommit>,
+    /// An operation stopped half way: `rebase`, `merge`, `cherry-pick`, `revert` or `bisect`
+    /// (a repository mid-rebase is not merely "detached, conflicted").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_progress: Option<&'static str>,
     /// The status passed the output bound: the counts cover its first part only.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
@@ -50,10 +54,24 @@ pub(crate) async fn status(root: &Path) -> Result<RepoStatus, RepoError> {
         name: root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
         dirty: counts != DirtyCounts::default(),
         last_commit: if parsed.branch.unborn { None } else { last.ok().flatten() },
+        in_progress: super::head::git_dir(root).and_then(|dir| in_progress(&dir)),
         branch: parsed.branch,
         counts,
         truncated: status.truncated,
     })
+}
+
+/// The operation git left half done in `git_dir`, by the state files git itself keeps for it.
+fn in_progress(git_dir: &Path) -> Option<&'static str> {
+    const MARKS: &[(&str, &str)] = &[
+        ("rebase-merge", "rebase"),
+        ("rebase-apply", "rebase"),
+        ("MERGE_HEAD", "merge"),
+        ("CHERRY_PICK_HEAD", "cherry-pick"),
+        ("REVERT_HEAD", "revert"),
+        ("BISECT_LOG", "bisect"),
+    ];
+    MARKS.iter().find(|(file, _)| git_dir.join(file).exists()).map(|(_, name)| *name)
 }
 
 async fn last_commit(root: &Path) -> Result<Option<LastCommit>, RepoError> {

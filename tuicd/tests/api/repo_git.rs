@@ -226,3 +226,26 @@ async fn a_reftable_repository_reads_its_branch_and_diff_like_any_other() {
     assert!(listed.to_string().contains("\"main\""), "the branch is main, not .invalid: {listed}");
     assert!(!listed.to_string().contains(".invalid"), "{listed}");
 }
+
+/// A repository stopped mid-rebase or mid-merge says so, and a clean one says nothing.
+#[tokio::test]
+async fn an_operation_stopped_half_way_is_named_by_repo_info() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = repo(tmp.path(), "ops");
+    let daemon = Daemon::start().await;
+    assert!(get_ok(&daemon, "info", &r).await.get("in_progress").is_none());
+    // Two branches that change the same line.
+    git(&r, &["checkout", "-q", "-b", "other"]);
+    write(&r, "README.md", "theirs\n");
+    git(&r, &["commit", "-q", "-am", "theirs"]);
+    git(&r, &["checkout", "-q", "main"]);
+    write(&r, "README.md", "ours\n");
+    git(&r, &["commit", "-q", "-am", "ours"]);
+    let merge = std::process::Command::new("git").arg("-C").arg(&r).args(["merge", "-q", "other"]).output().unwrap();
+    assert!(!merge.status.success(), "the merge stops on the conflict");
+    assert_eq!(get_ok(&daemon, "info", &r).await["in_progress"], "merge");
+    git(&r, &["merge", "--abort"]);
+    let rebase = std::process::Command::new("git").arg("-C").arg(&r).args(["rebase", "-q", "other"]).output().unwrap();
+    assert!(!rebase.status.success(), "the rebase stops on the conflict");
+    assert_eq!(get_ok(&daemon, "info", &r).await["in_progress"], "rebase");
+}
