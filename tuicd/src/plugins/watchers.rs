@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use regex::{Regex, RegexBuilder};
+use regex::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 use serde::{Deserialize, Serialize};
 
 use super::lines::LineBuffer;
@@ -89,11 +89,44 @@ struct Match<'a> {
     groups: Vec<&'a str>,
 }
 
-/// Every frontend's set. Readers take a snapshot (`Arc`) under the read lock, held for the clone.
+/// Every frontend's set, and all their patterns in one `RegexSet`: a line is matched against all
+/// of them in one pass, and only the patterns that match run again for their groups.
+#[derive(Default)]
+struct Compiled {
+    sets: Vec<FrontendSet>,
+    all: Option<RegexSet>,
+    /// `all`'s pattern `i` is `sets[owner[i].0].watchers[owner[i].1]`.
+    owner: Vec<(usize, usize)>,
+}
+
+impl Compiled {
+    fn new(sets: Vec<FrontendSet>) -> Self {
+        let owner: Vec<(usize, usize)> =
+            sets.iter().enumerate().flat_map(|(s, set)| (0..set.watchers.len()).map(move |w| (s, w))).collect();
+        let patterns = owner.iter().map(|&(s, w)| sets[s].watchers[w].regex.as_str());
+        // Each pattern compiled alone within the limit; together they may take that much each.
+        let limit = WATCHER_REGEX_SIZE_LIMIT.saturating_mul(owner.len().max(1));
+        let all = RegexSetBuilder::new(patterns).size_limit(limit).dfa_size_limit(limit).build().ok();
+        Self { sets, all, owner }
+    }
+
+    /// The (set, watcher) pairs whose pattern matches `line`, in set then watcher order.
+    fn matching(&self, line: &str) -> Vec<(usize, usize)> {
+        match &self.all {
+            Some(all) => all.matches(line).into_iter().map(|i| self.owner[i]).collect(),
+            // The combined set did not compile within its limit: each pattern on its own.
+            None => {
+                self.owner.iter().copied().filter(|&(s, w)| self.sets[s].watchers[w].regex.is_match(line)).collect()
+            }
+        }
+    }
+}
+
+/// Readers take a snapshot (`Arc`) under the read lock, held for the clone.
 pub(crate) struct OutputWatchers {
     /// Whether any set holds a pattern: the one check the output path makes.
     active: AtomicBool,
-    sets: RwLock<Arc<Vec<FrontendSet>>>,
+    sets: RwLock<Arc<Compiled>>,
     events: Arc<EventBus>,
 }
 
@@ -105,7 +138,7 @@ impl std::fmt::Debug for OutputWatchers {
 
 impl OutputWatchers {
     pub(crate) fn new(events: Arc<EventBus>) -> Self {
-        Self { active: AtomicBool::new(false), sets: RwLock::new(Arc::new(Vec::new())), events }
+        Self { active: AtomicBool::new(false), sets: RwLock::new(Arc::new(Compiled::default())), events }
     }
 
     pub(crate) fn active(&self) -> bool {
@@ -146,7 +179,7 @@ impl OutputWatchers {
             }
         }
         let mut sets = self.sets.write_locked();
-        let current = sets.iter().find(|s| s.client_id == set.client_id);
+        let current = sets.sets.iter().find(|s| s.client_id == set.client_id);
         if let Some(current) = current
             && set.seq <= current.seq
         {
@@ -155,19 +188,19 @@ impl OutputWatchers {
                 set.seq, current.seq, set.client_id
             )));
         }
-        if current.is_none() && !watchers.is_empty() && sets.len() >= WATCHER_FRONTENDS_MAX {
+        if current.is_none() && !watchers.is_empty() && sets.sets.len() >= WATCHER_FRONTENDS_MAX {
             return invalid(format!(
                 "client_id '{}': {WATCHER_FRONTENDS_MAX} frontends already hold a set (an empty patterns list releases one)",
                 set.client_id
             ));
         }
         // A compiled `Regex` clones cheaply (its program is shared).
-        let mut next: Vec<FrontendSet> = sets.iter().filter(|s| s.client_id != set.client_id).cloned().collect();
+        let mut next: Vec<FrontendSet> = sets.sets.iter().filter(|s| s.client_id != set.client_id).cloned().collect();
         if !watchers.is_empty() {
             next.push(FrontendSet { client_id: set.client_id, seq: set.seq, watchers });
         }
         self.active.store(!next.is_empty(), Ordering::Relaxed);
-        *sets = Arc::new(next);
+        *sets = Arc::new(Compiled::new(next));
         Ok(Applied { applied, rejected })
     }
 
@@ -183,21 +216,20 @@ impl OutputWatchers {
     /// Matches `lines` of `session_id` against every set; publishes at most
     /// [`WATCHER_MATCHES_PER_BATCH`] matches.
     fn scan(&self, session_id: &str, lines: &[String]) {
-        let sets = self.sets.read_locked().clone();
+        let compiled = self.sets.read_locked().clone();
         let mut sent = 0;
         for line in lines {
-            for set in sets.iter() {
-                for watcher in &set.watchers {
-                    let Some(captures) = watcher.regex.captures(line) else { continue };
-                    if sent == WATCHER_MATCHES_PER_BATCH {
-                        return;
-                    }
-                    sent += 1;
-                    let groups = captures.iter().skip(1).map(|g| g.map_or("", |m| m.as_str())).collect();
-                    let found =
-                        Match { client_id: &set.client_id, id: &watcher.id, session_id, line: line.as_str(), groups };
-                    self.events.publish(PLUGIN_OUTPUT_MATCH, &found);
+            for (s, w) in compiled.matching(line) {
+                let (set, watcher) = (&compiled.sets[s], &compiled.sets[s].watchers[w]);
+                let Some(captures) = watcher.regex.captures(line) else { continue };
+                if sent == WATCHER_MATCHES_PER_BATCH {
+                    return;
                 }
+                sent += 1;
+                let groups = captures.iter().skip(1).map(|g| g.map_or("", |m| m.as_str())).collect();
+                let found =
+                    Match { client_id: &set.client_id, id: &watcher.id, session_id, line: line.as_str(), groups };
+                self.events.publish(PLUGIN_OUTPUT_MATCH, &found);
             }
         }
     }
@@ -279,5 +311,34 @@ mod tests {
         assert!(watchers.active(), "the applied set is still there");
         watchers.replace(set("gui", 8, &[])).unwrap();
         assert!(!watchers.active(), "an empty set releases the frontend");
+    }
+
+    #[test]
+    fn every_frontends_matching_patterns_fire_with_their_groups_and_the_rest_stay_quiet() {
+        let events = Arc::new(EventBus::new());
+        let watchers = Arc::new(OutputWatchers::new(events.clone()));
+        // Many patterns, two frontends: the whole set is matched in one pass.
+        let mut gui: Vec<(String, String)> =
+            (0..WATCHER_PATTERNS_MAX - 1).map(|i| (format!("p{i}"), format!("never-{i}-here"))).collect();
+        gui.push(("build".into(), r"error\[(E\d+)\]".into()));
+        let gui: Vec<(&str, &str)> = gui.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        watchers.replace(set("gui", 1, &gui)).unwrap();
+        watchers.replace(set("phone", 1, &[("any-error", "error"), ("done", r"^done (\d+)$")])).unwrap();
+        let tap = watchers.tap("s1");
+        tap.offer(b"compiling\nerror[E0308]: mismatched types\ndone 3\n");
+        let (_, seen) = events.since(0);
+        let seen: Vec<serde_json::Value> = seen.iter().map(|e| serde_json::from_str(&e.data).unwrap()).collect();
+        let fired: Vec<(&str, &str, serde_json::Value)> = seen
+            .iter()
+            .map(|m| (m["client_id"].as_str().unwrap(), m["id"].as_str().unwrap(), m["groups"].clone()))
+            .collect();
+        assert_eq!(
+            fired,
+            [
+                ("gui", "build", serde_json::json!(["E0308"])),
+                ("phone", "any-error", serde_json::json!([])),
+                ("phone", "done", serde_json::json!(["3"])),
+            ]
+        );
     }
 }
