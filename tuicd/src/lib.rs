@@ -27,6 +27,8 @@ mod proxy;
 mod repos;
 mod routes;
 mod safety;
+#[doc(hidden)]
+pub mod sandbox;
 mod server;
 mod session;
 mod state;
@@ -38,9 +40,9 @@ pub use server::{Daemon, Options};
 /// The tracing layer the binary adds so that MCP `debug action=logs` can read the daemon's recent log.
 pub use log_ring::layer as log_ring_layer;
 
+/// For `tuicd capture export`: a `.tcap` capture as an asciicast v2 recording.
+pub use asciicast::from_tcap_file as tcap_to_asciicast;
 /// For the black-box tests: the `.tcap` capture format and the config deep merge they check the
 /// daemon against.
 pub use config::merge::deep_merge;
 pub use session::capture;
-/// For `tuicd capture export`: a `.tcap` capture as an asciicast v2 recording.
-pub use asciicast::from_tcap_file as tcap_to_asciicast;

@@ -12,6 +12,9 @@ pub const UI_CONFIRM_TIMEOUT: Duration = Duration::from_secs(300);
 pub const UI_CONFIRM_ORPHAN_GRACE: Duration = Duration::from_secs(10);
 /// Confirmations waiting at once; a person answers a handful, never hundreds.
 pub const UI_CONFIRM_PENDING_MAX: usize = 64;
+/// A confirmation's message: shown whole, never cut, so a larger one is refused before it is
+/// published. Room for [`AI_TERMINAL_CONFIRM_MAX_BYTES`] with every byte escaped (`\x01`).
+pub const UI_CONFIRM_MESSAGE_MAX_BYTES: usize = 96 * 1024;
 /// Resolved confirmation ids remembered, so a late second answer is told it came too late.
 pub const UI_CONFIRM_RECENT: usize = 256;
 /// Largest request body any route buffers (413 above it).
@@ -375,6 +378,10 @@ pub const AI_TERMINAL_RUN_DEFAULT_MS: u64 = 120_000;
 pub const AI_TERMINAL_RUN_MAX_MS: u64 = 600_000;
 /// Captured output per stream of `ai_terminal_run_command`; the rest is counted, not kept.
 pub const AI_TERMINAL_RUN_OUTPUT_MAX: usize = 1024 * 1024;
+/// What one `ai_terminal_*` confirmation may carry (a command, typed text, a file's new content,
+/// an edit's two strings): a person reads all of it before confirming, so it is never cut, and
+/// more than this is refused before asking; the agent writes a file and asks to run that instead.
+pub const AI_TERMINAL_CONFIRM_MAX_BYTES: usize = 16 * 1024;
 /// Text an agent may send in one `ai_terminal_send_input` / `drive_agent` command.
 pub const AI_TERMINAL_INPUT_MAX_BYTES: usize = 64 * 1024;
 /// Compiled size of an `ai_terminal` regex (`wait_for`, `drive_agent` wait_pattern).
@@ -505,6 +512,18 @@ pub const UPSTREAM_STEP_UPS_IN_A_ROW: u32 = 3;
 pub const KEYRING_PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 /// Any later keyring call (load, store, delete): past it the call fails and says so.
 pub const KEYRING_CALL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The one child runner (`child.rs`): at a run's deadline its process group gets SIGTERM, then
+/// SIGKILL once this grace has passed with any of the group still alive.
+pub const CHILD_TERM_GRACE: Duration = Duration::from_millis(500);
+/// After the group is killed, its pipes are still read this long (output already written), then
+/// abandoned: a grandchild that left the group cannot hold the answer.
+pub const CHILD_DRAIN_GRACE: Duration = Duration::from_millis(250);
+/// How often the runner looks whether a killed group is gone.
+pub const CHILD_GROUP_POLL: Duration = Duration::from_millis(20);
+/// `ai_terminal_drive_agent` on a plain shell: while a silent command holds the terminal's
+/// foreground (`sleep 3`), how often the wait looks whether the shell has it back.
+pub const AI_TERMINAL_PROMPT_POLL: Duration = Duration::from_millis(100);
 
 /// Timing marks a session keeps for the recording of its ring (`GET /sessions/:id/recording.cast`).
 pub const TIMELINE_MARKS: usize = 16_384;

@@ -121,6 +121,11 @@ enum UpstreamCommand {
 }
 
 fn main() -> ExitCode {
+    // The sandbox launcher (`tuicd sandbox-exec ... -- cmd`) restricts itself and becomes the
+    // command before anything else starts: no runtime, no logging, no config.
+    if std::env::args_os().nth(1).is_some_and(|a| a == tuicd::sandbox::SUBCOMMAND) {
+        return tuicd::sandbox::exec_main(std::env::args_os().skip(2));
+    }
     let cli = Cli::parse();
     tracing_subscriber::registry()
         .with(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))

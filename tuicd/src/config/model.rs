@@ -20,6 +20,12 @@ pub(crate) struct AppConfig {
     /// Three meta tools instead of the full list.
     pub collapse_tools: bool,
     pub ai_terminal_mcp_enabled: bool,
+    /// `ai_terminal_run_command` may open TCP connections (its Landlock sandbox refuses them by
+    /// default, on kernels with Landlock ABI 4+).
+    pub ai_terminal_allow_network: bool,
+    /// Where the kernel has no Landlock, `ai_terminal_run_command` runs unsandboxed (each command
+    /// still confirmed by a person, who is told) instead of being refused.
+    pub ai_terminal_unsandboxed: bool,
     pub disabled_mcp_agents: Vec<String>,
     /// Global switch for the `progress` tool and journal.
     pub progress_tracking: bool,
@@ -37,6 +43,8 @@ impl Default for AppConfig {
             disabled_native_tools: DEFAULT_DISABLED_NATIVE_TOOLS.map(String::from).to_vec(),
             collapse_tools: false,
             ai_terminal_mcp_enabled: false,
+            ai_terminal_allow_network: false,
+            ai_terminal_unsandboxed: false,
             disabled_mcp_agents: Vec::new(),
             progress_tracking: true,
             standby_timeout_minutes: 5,

@@ -37,7 +37,17 @@ pub(crate) async fn run(
     timeout: Duration,
 ) -> Result<Output, RunError> {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let spec = Spec { program, args: &args, cwd, env, stdin, timeout, keep: GH_OUTPUT_MAX_BYTES, merge_output: false };
+    let spec = Spec {
+        program,
+        args: &args,
+        cwd,
+        env,
+        stdin,
+        timeout,
+        keep: GH_OUTPUT_MAX_BYTES,
+        merge_output: false,
+        stop_at_cap: false,
+    };
     let done = child::run(spec).await.map_err(|e| match e {
         SpawnError::NotFound { program } => RunError::NotFound { program },
         other => RunError::Io(other),

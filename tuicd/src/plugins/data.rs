@@ -207,8 +207,8 @@ mod tests {
         let plugin = config.path().join("plugins/p");
         std::fs::create_dir_all(&plugin).unwrap();
         std::os::unix::fs::symlink(outside.path(), data_dir(config.path(), "p")).unwrap();
-        let refused = read(config.path(), "p", &["passwd".to_owned()]).err().expect("refused");
-        assert!(matches!(&refused, DataError::Invalid(m) if m.contains("symlink")), "{refused:?}");
+        let refused = read(config.path(), "p", &["passwd".to_owned()]);
+        assert!(matches!(&refused, Err(DataError::Invalid(m)) if m.contains("symlink")), "{:?}", refused.err());
 
         std::fs::create_dir_all(outside.path().join("data")).unwrap();
         std::fs::write(outside.path().join("data/passwd"), "root:x:0:0").unwrap();

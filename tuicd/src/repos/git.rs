@@ -1,16 +1,14 @@
-//! Running the `git` CLI: one child per call, `--no-optional-locks` on every read (a read never
-//! takes the index lock another git holds), no prompts, a deadline ([`GIT_CALL_TIMEOUT`] unless the
-//! caller gives its own) and a bound on the output kept ([`GIT_OUTPUT_MAX_BYTES`]): beyond it the
-//! child is killed and the answer says `truncated`.
+//! Running the `git` CLI through the one child runner ([`crate::child`]): one child per call,
+//! `--no-optional-locks` on every read (a read never takes the index lock another git holds), no
+//! prompts, a deadline ([`GIT_CALL_TIMEOUT`] unless the caller gives its own) that stops git's
+//! whole process group, and a bound on the output kept ([`GIT_OUTPUT_MAX_BYTES`]): beyond it the
+//! reading stops (git ends on a broken pipe) and the answer says `truncated`.
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
-use tokio::io::AsyncReadExt;
-use tokio::process::Command;
-
 use super::RepoError;
+use crate::child::{self, SpawnError, Spec};
 use crate::limits::{GIT_CALL_TIMEOUT, GIT_OUTPUT_MAX_BYTES, GIT_STDERR_MAX_BYTES};
 
 /// What one git call printed.
@@ -19,13 +17,14 @@ pub(crate) struct Output {
     pub stdout: Vec<u8>,
     /// The output passed the bound: `stdout` holds its first [`GIT_OUTPUT_MAX_BYTES`].
     pub truncated: bool,
-    pub status: std::process::ExitStatus,
+    /// None when a signal ended git.
+    pub code: Option<i32>,
     pub stderr: String,
 }
 
 impl Output {
     pub(crate) fn ok(&self) -> bool {
-        self.status.success()
+        self.code == Some(0)
     }
 }
 
@@ -79,84 +78,42 @@ const NO_REPO_PROGRAMS: &[&str] = &[
 ];
 
 async fn run(dir: &Path, args: &[&str], timeout: Duration, read_only: bool) -> Result<Output, RepoError> {
-    let mut command = Command::new("git");
+    let dir_arg = dir.to_string_lossy();
+    let mut argv: Vec<&str> = Vec::with_capacity(NO_REPO_PROGRAMS.len() * 2 + args.len() + 3);
     for setting in NO_REPO_PROGRAMS {
-        command.arg("-c").arg(setting);
+        argv.extend(["-c", setting]);
     }
     if read_only {
-        command.arg("--no-optional-locks");
+        argv.push("--no-optional-locks");
     }
-    command
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("LC_ALL", "C")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    let mut child = command.spawn().map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => missing(),
-        _ => RepoError::Git(format!("starting git: {e}")),
-    })?;
-    let mut stdout = child.stdout.take().expect("piped");
-    let mut stderr = child.stderr.take().expect("piped");
-    // Each reader owns its pipe: the stdout reader drops it when the bound is reached, so git
-    // stops on a broken pipe instead of blocking on a full one.
-    let bounded_out = async move {
-        let mut out = Vec::new();
-        let mut chunk = vec![0u8; 64 * 1024];
-        loop {
-            let n = stdout.read(&mut chunk).await.unwrap_or(0);
-            if n == 0 {
-                return (out, false);
-            }
-            let room = GIT_OUTPUT_MAX_BYTES - out.len();
-            out.extend_from_slice(&chunk[..n.min(room)]);
-            if n >= room {
-                return (out, true);
-            }
-        }
-    };
-    let bounded_err = async move {
-        let mut err = Vec::new();
-        let mut chunk = [0u8; 4096];
-        loop {
-            let n = stderr.read(&mut chunk).await.unwrap_or(0);
-            if n == 0 {
-                return err;
-            }
-            let room = GIT_STDERR_MAX_BYTES.saturating_sub(err.len());
-            err.extend_from_slice(&chunk[..n.min(room)]);
-        }
-    };
-    let collect = async {
-        let ((out, truncated), err) = tokio::join!(bounded_out, bounded_err);
-        (out, err, truncated)
+    argv.extend(["-C", dir_arg.as_ref()]);
+    argv.extend_from_slice(args);
+    let spec = Spec {
+        program: "git",
+        args: &argv,
+        // `-C` names the directory; a missing one is git's error to report, not a failed spawn.
+        cwd: Path::new("."),
+        env: &[("GIT_TERMINAL_PROMPT", "0"), ("LC_ALL", "C")],
+        stdin: None,
+        timeout,
+        keep: GIT_OUTPUT_MAX_BYTES,
+        merge_output: false,
+        stop_at_cap: true,
     };
     let what = || format!("git {} in {}", args.first().copied().unwrap_or(""), dir.display());
-    let (stdout, stderr, truncated, status) = match tokio::time::timeout(timeout, async {
-        let (out, err, truncated) = collect.await;
-        if truncated {
-            // Enough kept: stop git instead of reading the rest.
-            let _ = child.start_kill();
-        }
-        let status = child.wait().await;
-        (out, err, truncated, status)
+    let done = child::run(spec).await.map_err(|e| match e {
+        SpawnError::NotFound { .. } => missing(),
+        other => RepoError::Git(format!("starting git: {other}")),
+    })?;
+    if done.timed_out {
+        return Err(RepoError::Timeout(format!("{} took longer than {} s and was stopped", what(), timeout.as_secs())));
+    }
+    let mut stderr = done.stderr.bytes;
+    stderr.truncate(GIT_STDERR_MAX_BYTES);
+    Ok(Output {
+        truncated: done.stdout.dropped > 0,
+        stdout: done.stdout.bytes,
+        code: done.code,
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
     })
-    .await
-    {
-        Ok((out, err, truncated, status)) => {
-            (out, err, truncated, status.map_err(|e| RepoError::Git(format!("{}: {e}", what())))?)
-        }
-        Err(_) => {
-            return Err(RepoError::Timeout(format!(
-                "{} took longer than {} s and was stopped",
-                what(),
-                timeout.as_secs()
-            )));
-        }
-    };
-    Ok(Output { stdout, truncated, status, stderr: String::from_utf8_lossy(&stderr).into_owned() })
 }

@@ -42,16 +42,21 @@ pub(crate) async fn run(dir: &Path, script: &str, timeout: Duration) -> Result<S
         timeout,
         keep: WORKTREE_SCRIPT_OUTPUT_MAX_BYTES,
         merge_output: true,
+        stop_at_cap: false,
     };
     let done =
         child::run(spec).await.map_err(|e| RepoError::Failed(format!("starting sh in {}: {e}", dir.display())))?;
     if done.timed_out {
-        return Ok(ScriptResult {
-            exit_code: None,
-            output: format!("the script ran longer than {} s and was killed", timeout.as_secs()),
-            truncated: false,
-            timed_out: true,
-        });
+        // What it printed before the deadline, then why it stopped.
+        let mut output = done.stdout.text();
+        if !output.is_empty() && !output.ends_with('\n') {
+            output.push('\n');
+        }
+        output.push_str(&format!(
+            "[the script (or a process it left running) ran longer than {} s; its process group was killed]",
+            timeout.as_secs_f32()
+        ));
+        return Ok(ScriptResult { exit_code: None, output, truncated: done.stdout.dropped > 0, timed_out: true });
     }
     Ok(ScriptResult {
         exit_code: done.code,

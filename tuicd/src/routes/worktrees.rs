@@ -4,6 +4,7 @@
 //! person's confirmation.
 
 use std::path::Path;
+use std::time::Duration;
 
 use http::StatusCode;
 use serde::Deserialize;
@@ -112,13 +113,20 @@ struct RunScriptBody {
     #[serde(alias = "cwd", alias = "worktreePath", alias = "worktree_path")]
     path: String,
     script: String,
+    /// A shorter deadline than [`WORKTREE_SCRIPT_TIMEOUT`] (never a longer one).
+    timeout_ms: Option<u64>,
 }
 
 pub(crate) async fn run_script(caller: &Caller, req: Request) -> ApiResult {
     caller.require_loopback("running a script")?;
     let body: RunScriptBody = read_json(req).await?;
     let dir = crate::repos::work_tree_root(&body.path).map_err(repo_error)?;
-    let result = script::run(&dir, &body.script, WORKTREE_SCRIPT_TIMEOUT).await.map_err(|e| match e {
+    let timeout = match body.timeout_ms {
+        Some(0) => return Err(ApiError::InvalidField("timeout_ms: must be at least 1".into())),
+        Some(ms) => Duration::from_millis(ms).min(WORKTREE_SCRIPT_TIMEOUT),
+        None => WORKTREE_SCRIPT_TIMEOUT,
+    };
+    let result = script::run(&dir, &body.script, timeout).await.map_err(|e| match e {
         crate::repos::RepoError::InvalidPath(m) => ApiError::InvalidField(format!("script: {m}")),
         other => repo_error(other),
     })?;

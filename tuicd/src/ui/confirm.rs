@@ -8,7 +8,10 @@ use serde::Serialize;
 use tokio::sync::oneshot;
 
 use super::{Capability, Ui};
-use crate::limits::{UI_CONFIRM_ORPHAN_GRACE, UI_CONFIRM_PENDING_MAX, UI_CONFIRM_RECENT, UI_CONFIRM_TIMEOUT};
+use crate::limits::{
+    UI_CONFIRM_MESSAGE_MAX_BYTES, UI_CONFIRM_ORPHAN_GRACE, UI_CONFIRM_PENDING_MAX, UI_CONFIRM_RECENT,
+    UI_CONFIRM_TIMEOUT,
+};
 
 /// What a gated operation asks a person.
 #[derive(Debug, Clone)]
@@ -32,6 +35,8 @@ pub(crate) enum ConfirmOutcome {
     TimedOut,
     /// [`UI_CONFIRM_PENDING_MAX`] confirmations are already waiting.
     TooMany,
+    /// The message is over [`UI_CONFIRM_MESSAGE_MAX_BYTES`]: a person would not see all of it.
+    TooLarge,
 }
 
 impl ConfirmOutcome {
@@ -46,6 +51,7 @@ impl ConfirmOutcome {
             Self::NoClient => Some("no UI client connected that can answer a confirmation"),
             Self::TimedOut => Some("no answer within 300s"),
             Self::TooMany => Some("too many confirmations are already waiting for an answer"),
+            Self::TooLarge => Some("the request is too large for a person to read whole in a confirmation"),
         }
     }
 }
@@ -125,6 +131,10 @@ impl Ui {
         window: Duration,
         grace: Duration,
     ) -> ConfirmOutcome {
+        // Shown whole or not asked: a dialog never cuts what a person confirms.
+        if request.message.len() + request.title.len() > UI_CONFIRM_MESSAGE_MAX_BYTES {
+            return ConfirmOutcome::TooLarge;
+        }
         if !self.can_confirm() {
             return ConfirmOutcome::NoClient;
         }
@@ -223,5 +233,30 @@ impl Drop for Settle<'_> {
         let mut book = self.ui.book();
         book.retire(self.id);
         self.ui.events().publish(proto::events::UI_CONFIRM_RESOLVED, &Resolved { id: self.id, confirmed, reason });
+    }
+}
+
+#[cfg(test)]
+mod size_tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::events::EventBus;
+
+    #[tokio::test]
+    async fn a_message_too_large_to_show_whole_is_refused_before_it_is_published() {
+        let ui = Arc::new(Ui::new(Arc::new(EventBus::new())));
+        let _client = ui.answerer(vec![super::super::Capability::Confirm]);
+        let request = ConfirmRequest {
+            title: "Run?".into(),
+            message: "x".repeat(UI_CONFIRM_MESSAGE_MAX_BYTES),
+            requester: "agent tu-1".into(),
+            kind: "ai_terminal",
+        };
+        let outcome = ui.confirm_within(request, Duration::from_millis(50), Duration::from_millis(50)).await;
+        assert_eq!(outcome, ConfirmOutcome::TooLarge);
+        assert!(ui.events().since(0).1.is_empty(), "nothing was published");
+        assert!(outcome.reason().unwrap().contains("too large"));
     }
 }

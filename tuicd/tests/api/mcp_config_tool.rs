@@ -27,6 +27,8 @@ async fn get_redacts_the_password_hash_and_save_merges_and_restarts_the_listener
 
     let port = free_port();
     let patch = json!({"collapse_tools": true, "services": {"server": {"enabled": true, "port": port}}});
+    // Remote access is a security setting: a person confirms it.
+    let _person = crate::harness::ConfirmAnswerer::start(&daemon, true).await;
     let saved = ok(&daemon, "config", json!({"action": "save", "config": patch})).await;
     assert_eq!(saved["collapse_tools"], json!(true));
     assert_eq!(saved["services"]["auth"]["username"], json!("me"), "an omitted field keeps its value");

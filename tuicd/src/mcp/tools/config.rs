@@ -1,6 +1,12 @@
 //! The `config` tool (hidden by default): the daemon's config, read redacted and saved as a
 //! partial deep merge (the code `PUT /config` runs), and the two prompt libraries in the config
 //! dir ([`crate::config::prompts`]).
+//!
+//! A save that changes a security setting (remote access, credentials, TLS, allowed origins and
+//! hosts, which MCP tools exist: `mcp_server_enabled`, `disabled_native_tools`,
+//! `ai_terminal_mcp_enabled`, `disabled_mcp_agents`) is a person's decision: it is asked through
+//! the same confirmation as the `ai_terminal_*` writes, showing each change, and saved only when
+//! confirmed and only as confirmed. Declined, unanswered or with nobody to answer, nothing changes.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -8,9 +14,12 @@ use serde_json::{Map, Value};
 
 use super::action::{NoParams, action};
 use super::{CallContext, ToolDef, ToolError, run_blocking};
-use crate::config::apply::{SaveError, save as save_config};
-use crate::config::merge::redacted;
+use crate::config::AppConfig;
+use crate::config::apply::{SaveError, apply_changes};
+use crate::config::merge::{apply_patch, redacted};
 use crate::config::prompts::{self, Library, PromptInfo};
+use crate::http::Transport;
+use crate::ui::ConfirmRequest;
 
 pub(crate) const NAME: &str = "config";
 
@@ -63,10 +72,135 @@ fn get(ctx: &CallContext, _: NoParams) -> Result<Value, ToolError> {
 }
 
 async fn save(ctx: &CallContext, p: Save) -> Result<Value, ToolError> {
-    match save_config(&ctx.app, Value::Object(p.config)).await {
-        Ok(next) => Ok(redacted(&next)),
-        Err(SaveError::Invalid(message)) => Err(ToolError::new(format!("config action=save: {message}"))),
-        Err(SaveError::Store(e)) => Err(ToolError::new(format!("config action=save: cannot write config.json: {e}"))),
+    let patch = Value::Object(p.config);
+    // Validated whole before anyone is asked: a person never confirms a save that would fail.
+    let current = ctx.app.config.get();
+    let planned = apply_patch(&current, patch.clone()).map_err(|message| save_error(SaveError::Invalid(message)))?;
+    let changes = security_changes(&current, &planned);
+    if !changes.is_empty() {
+        let request = ConfirmRequest {
+            title: "Change tuicd's security settings?".into(),
+            message: format!(
+                "config action=save over MCP changes these security settings:\n{}\n\nOther settings it saves: {}.",
+                changes.iter().map(|c| format!("- {c}")).collect::<Vec<_>>().join("\n"),
+                other_changes(&current, &planned)
+            ),
+            requester: requester(ctx),
+            kind: "config_security",
+        };
+        let outcome = ctx.app.ui.confirm(request).await;
+        if !outcome.confirmed() {
+            let reason = outcome.reason().unwrap_or("not confirmed");
+            return Err(ToolError::new(format!(
+                "config action=save refused: it changes security settings and {reason}; nothing was changed"
+            ))
+            .with("confirmed", false)
+            .with("reason", reason)
+            .with("security_changes", changes));
+        }
+    }
+    let app = &ctx.app;
+    let (previous, next) = app
+        .config
+        .update(|live| {
+            let next = apply_patch(live, patch).map_err(SaveError::Invalid)?;
+            crate::config::tls::check(&next.services.tls).map_err(SaveError::Invalid)?;
+            // Saved only as confirmed: if the security settings moved while the person read the
+            // dialog, this save would change something else than what they agreed to.
+            if security_changes(live, &next) != changes {
+                return Err(SaveError::Invalid(
+                    "the security settings changed while the confirmation waited; nothing was changed, ask again"
+                        .into(),
+                ));
+            }
+            Ok::<_, SaveError>(next)
+        })
+        .map_err(save_error)?;
+    apply_changes(app, &previous, &next).await;
+    Ok(redacted(&next))
+}
+
+fn save_error(e: SaveError) -> ToolError {
+    match e {
+        SaveError::Invalid(message) => ToolError::new(format!("config action=save: {message}")),
+        SaveError::Store(e) => ToolError::new(format!("config action=save: cannot write config.json: {e}")),
+    }
+}
+
+/// The top-level keys whose every change is a security decision: who may connect and how, and
+/// which tools an MCP client gets.
+const SECURITY_KEYS: [&str; 7] = [
+    "services",
+    "mcp_server_enabled",
+    "disabled_native_tools",
+    "ai_terminal_mcp_enabled",
+    "ai_terminal_allow_network",
+    "ai_terminal_unsandboxed",
+    "disabled_mcp_agents",
+];
+
+/// Each security setting `next` changes, as a person reads it: `path: before -> after`. A
+/// password hash is named, never shown.
+fn security_changes(current: &AppConfig, next: &AppConfig) -> Vec<String> {
+    let (before, after) = (to_json(current), to_json(next));
+    let mut changes = Vec::new();
+    for key in SECURITY_KEYS {
+        diff(key, &before[key], &after[key], &mut changes);
+    }
+    changes
+}
+
+/// The other top-level keys `next` changes, named.
+fn other_changes(current: &AppConfig, next: &AppConfig) -> String {
+    let (before, after) = (to_json(current), to_json(next));
+    let names: Vec<&str> = after
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(k, v)| !SECURITY_KEYS.contains(&k.as_str()) && before.get(k.as_str()) != Some(*v))
+        .map(|(k, _)| k.as_str())
+        .collect();
+    if names.is_empty() { "none".into() } else { names.join(", ") }
+}
+
+fn to_json(config: &AppConfig) -> Value {
+    serde_json::to_value(config).unwrap_or(Value::Null)
+}
+
+fn diff(path: &str, before: &Value, after: &Value, out: &mut Vec<String>) {
+    if before == after {
+        return;
+    }
+    if let (Value::Object(b), Value::Object(a)) = (before, after) {
+        let mut keys: Vec<&String> = b.keys().chain(a.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        for key in keys {
+            diff(&format!("{path}.{key}"), b.get(key).unwrap_or(&Value::Null), a.get(key).unwrap_or(&Value::Null), out);
+        }
+        return;
+    }
+    if path.ends_with("password_hash") {
+        let set = |v: &Value| v.as_str().is_some_and(|s| !s.is_empty());
+        let what = match (set(before), set(after)) {
+            (_, false) => "removed (no password)",
+            (false, true) => "set to a password hash the MCP client supplied",
+            (true, true) => "replaced by a password hash the MCP client supplied",
+        };
+        out.push(format!("{path}: {what}"));
+        return;
+    }
+    out.push(format!("{path}: {before} -> {after}"));
+}
+
+/// Who asks, in words a person reads.
+fn requester(ctx: &CallContext) -> String {
+    if let Some(session) = ctx.tuic_session.as_deref().and_then(|t| ctx.app.sessions.resolve(t).ok()) {
+        return format!("agent {} ({})", session.alias, session.agent_type.as_deref().unwrap_or("shell"));
+    }
+    match ctx.caller.transport {
+        Transport::Ipc => "an MCP client on this machine".into(),
+        Transport::Tcp { peer, .. } => format!("an MCP client at {}", peer.ip()),
     }
 }
 

@@ -24,8 +24,11 @@ function showConfirm() {
   app.showing = request.id;
   $("confirm-who").textContent = `${request.requester} asks`;
   $("confirm-title").textContent = request.title;
-  $("confirm-message").textContent = request.message;
+  // The message whole, as text: the daemon has already made runs and control characters visible.
+  const message = $("confirm-message");
+  message.textContent = request.message;
   $("confirm").showModal();
+  message.scrollTop = 0;
 }
 
 async function answer(confirmed) {

@@ -7,10 +7,11 @@ use std::sync::Arc;
 use regex::{Regex, RegexBuilder};
 
 use crate::agent_runtime::loops::DriveLease;
-use crate::limits::{AI_TERMINAL_REGEX_SIZE, AI_TERMINAL_TEXT_MAX_BYTES};
+use crate::limits::{AI_TERMINAL_CONFIRM_MAX_BYTES, AI_TERMINAL_REGEX_SIZE, AI_TERMINAL_TEXT_MAX_BYTES};
 use crate::mcp::tools::session::session_error;
 use crate::mcp::tools::{CallContext, ToolError};
 use crate::safety::redact::redact;
+use crate::safety::visible::confirmation_block;
 use crate::session::Session;
 use crate::ui::ConfirmRequest;
 
@@ -72,16 +73,27 @@ fn requester(ctx: &CallContext) -> String {
     }
 }
 
-/// A text, cut to `max` bytes at a character boundary, for a confirmation message.
-pub(super) fn preview(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_owned();
+/// What a command over the confirmation bound can do instead (`run_command`).
+pub(super) const RUN_INSTEAD: &str =
+    "Write the commands to a script with ai_terminal_write_file in parts, then ask to run that script instead.";
+/// What typed text over the confirmation bound can do instead (`send_input`, `drive_agent`).
+pub(super) const TYPE_INSTEAD: &str =
+    "Write the text to a file with ai_terminal_write_file and type a short command that reads it instead.";
+
+/// `text` for a confirmation: whole, with its size, its long whitespace runs counted and its
+/// control characters escaped ([`confirmation_block`]). Over
+/// [`AI_TERMINAL_CONFIRM_MAX_BYTES`] it is refused before anyone is asked, with `instead` (what
+/// the agent can do) in the error.
+pub(super) fn shown_whole(field: &str, text: &str, instead: &str) -> Result<String, ToolError> {
+    if text.len() > AI_TERMINAL_CONFIRM_MAX_BYTES {
+        return Err(ToolError::new(format!(
+            "{field}: {} bytes is over the {AI_TERMINAL_CONFIRM_MAX_BYTES} bytes a person can read whole in a \
+             confirmation; nothing was asked or done. {instead}",
+            text.len()
+        ))
+        .with("limit_bytes", AI_TERMINAL_CONFIRM_MAX_BYTES));
     }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}… ({} bytes in all)", &text[..end], text.len())
+    Ok(confirmation_block(text))
 }
 
 /// The screen as an outside agent reads it: the last `lines` lines (tail), or the log lines after
@@ -91,14 +103,18 @@ pub(super) fn preview(text: &str, max: usize) -> String {
 pub(super) fn read_lines(session: &Session, lines: usize, since_cursor: Option<u64>) -> (String, u64) {
     let since_cursor = since_cursor.filter(|_| !session.alternate_screen());
     let read = session.text_within(since_cursor, AI_TERMINAL_TEXT_MAX_BYTES);
-    let all: Vec<&str> = if read.data.is_empty() { Vec::new() } else { read.data.split('\n').collect() };
+    // Redacted whole before the lines are cut, so a private key block whose BEGIN line falls
+    // above the lines kept is still known as one; redaction keeps every line break, so the
+    // line count (and the cursor it gives) is the same.
+    let data = redact(&read.data);
+    let all: Vec<&str> = if data.is_empty() { Vec::new() } else { data.split('\n').collect() };
     let (kept, cursor) = match since_cursor {
         // A delta keeps the oldest lines so the cursor never skips one.
         Some(_) if all.len() > lines => (&all[..lines], read.cursor - (all.len() - lines) as u64),
         Some(_) => (&all[..], read.cursor),
         None => (&all[all.len().saturating_sub(lines)..], read.cursor),
     };
-    (redact(&kept.join("\n")).into_owned(), cursor)
+    (kept.join("\n"), cursor)
 }
 
 /// A caller's regex, compiled with a bounded size; the error names the parameter.

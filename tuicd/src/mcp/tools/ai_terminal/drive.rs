@@ -8,20 +8,19 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::common::{claim, confirmed, pattern, preview, target};
+use super::common::{TYPE_INSTEAD, claim, confirmed, pattern, shown_whole, target};
 use super::observe::{lines_param, screen_answer, wait_budget, watch};
 use crate::agent_runtime::AgentLink;
 use crate::agent_runtime::submit::{SubmitError, submit};
 use crate::agent_runtime::wait::{FirstTurn, wait_settled};
-use crate::limits::{AI_TERMINAL_DRIVE_DEFAULT_MS, AI_TERMINAL_DRIVE_LINES_DEFAULT, AI_TERMINAL_INPUT_MAX_BYTES};
+use crate::limits::{
+    AI_TERMINAL_DRIVE_DEFAULT_MS, AI_TERMINAL_DRIVE_LINES_DEFAULT, AI_TERMINAL_INPUT_MAX_BYTES, AI_TERMINAL_PROMPT_POLL,
+};
 use crate::mcp::tools::session::agent::{inject, prefill_only};
 use crate::mcp::tools::session::keys::bytes_for;
 use crate::mcp::tools::session::session_error;
 use crate::mcp::tools::{CallContext, ToolError};
 use crate::session::{Session, WaitFor, WaitOutcome};
-
-/// How much of a command a confirmation dialog shows.
-const PREVIEW_BYTES: usize = 600;
 
 fn input_text(name: &str, text: &str) -> Result<(), ToolError> {
     if text.trim().is_empty() {
@@ -49,7 +48,7 @@ pub(super) async fn send_input(ctx: &CallContext, p: SendInput) -> Result<Value,
     const TOOL: &str = "ai_terminal_send_input";
     input_text("text", &p.text)?;
     let session = target(ctx, &p.session_id)?;
-    let what = format!("Type into {} and press Enter:\n{}", session.alias, preview(&p.text, PREVIEW_BYTES));
+    let what = format!("Type into {} and press Enter:\n{}", session.alias, shown_whole("text", &p.text, TYPE_INSTEAD)?);
     confirmed(ctx, TOOL, &session, what).await?;
     let _lease = claim(ctx, TOOL, &session)?;
     type_line(&session, &p.text).await?;
@@ -122,7 +121,8 @@ pub(super) async fn drive_agent(ctx: &CallContext, p: DriveAgent) -> Result<Valu
     }
     let session = target(ctx, &p.session_id)?;
     if let Some(command) = &p.command {
-        let what = format!("Drive {}: send and wait for the turn:\n{}", session.alias, preview(command, PREVIEW_BYTES));
+        let shown = shown_whole("command", command, TYPE_INSTEAD)?;
+        let what = format!("Drive {}: send and wait for the turn:\n{shown}", session.alias);
         confirmed(ctx, TOOL, &session, what).await?;
     }
     let _lease = claim(ctx, TOOL, &session)?;
@@ -154,7 +154,7 @@ pub(super) async fn drive_agent(ctx: &CallContext, p: DriveAgent) -> Result<Valu
                 let mut screen = session.screen_progress();
                 let _ = tokio::time::timeout_at(deadline.into(), screen.wait_for(|c| *c > before)).await;
             }
-            outcome(session.wait(WaitFor::Idle, deadline.saturating_duration_since(Instant::now())).await)
+            prompt_back(&session, deadline).await
         }
     };
     let reason = if session.exit_info().is_some() { "exited" } else { reason };
@@ -168,6 +168,41 @@ pub(super) async fn drive_agent(ctx: &CallContext, p: DriveAgent) -> Result<Valu
         elapsed_ms: started.elapsed().as_millis() as u64,
     };
     crate::mcp::tools::to_value(&driven)
+}
+
+/// A plain shell's turn ends when its prompt is back: the session reads idle (shell integration
+/// marks when the shell emits them, else silence) and the terminal's foreground process group is
+/// the shell's own again. Silence alone is not enough: `sleep 3; echo done` is silent for 3 s while
+/// `sleep` holds the foreground.
+async fn prompt_back(session: &Session, deadline: Instant) -> &'static str {
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if let WaitOutcome::TimedOut = session.wait(WaitFor::Idle, left).await {
+            return "timeout";
+        }
+        if shell_in_foreground(session) != Some(false) || session.exit_info().is_some() {
+            return "idle";
+        }
+        // A command holds the terminal without printing: look again soon, or when output comes.
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return "timeout";
+        }
+        let mut screen = session.screen_progress();
+        let _ = tokio::time::timeout(left.min(AI_TERMINAL_PROMPT_POLL), screen.changed()).await;
+    }
+}
+
+/// Whether the shell (the session's child) is its terminal's foreground process group, the
+/// `tcgetpgrp` of its PTY as `/proc/<pid>/stat` shows it (`tpgid` against the shell's `pgrp`).
+/// None when that cannot be read (not Linux, no controlling terminal): the wait is idle alone.
+fn shell_in_foreground(session: &Session) -> Option<bool> {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", session.pid?)).ok()?;
+    // `pid (comm) state ppid pgrp session tty_nr tpgid ...`; comm may hold spaces and parentheses.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let pgrp: i64 = fields.get(2)?.parse().ok()?;
+    let tpgid: i64 = fields.get(5)?.parse().ok()?;
+    (tpgid > 0).then_some(tpgid == pgrp)
 }
 
 fn outcome(waited: WaitOutcome) -> &'static str {

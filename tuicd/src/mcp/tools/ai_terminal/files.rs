@@ -7,14 +7,15 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::common::{claim, confirmed, preview, target};
+use super::common::{claim, confirmed, shown_whole, target};
 use super::sandbox::{Sandbox, file_error, read_text};
 use crate::limits::{AI_TERMINAL_FILE_MAX_BYTES, AI_TERMINAL_READ_LINES_DEFAULT, AI_TERMINAL_READ_LINES_MAX};
 use crate::mcp::tools::{CallContext, ToolError, run_blocking};
 use crate::safety::redact::redact;
 
-/// How much of the written or replaced text a confirmation dialog shows.
-const PREVIEW_BYTES: usize = 600;
+/// What a refused write over the confirmation bound can do instead.
+const WRITE_INSTEAD: &str = "Write the file in parts of at most that size (ai_terminal_write_file with the first part, \
+    then ai_terminal_edit_file adding each next part after the last lines written), or ask the user to put it in place.";
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -64,7 +65,7 @@ pub(super) async fn read_file(ctx: &CallContext, p: ReadFile) -> Result<Page, To
             lines: end - offset,
             total_lines: all.len(),
             next_offset: (end < all.len()).then_some(end),
-            path: shown,
+            path: redact(&shown).into_owned(),
         })
     })
     .await
@@ -98,12 +99,8 @@ pub(super) async fn write_file(ctx: &CallContext, p: WriteFile) -> Result<Value,
         return Err(ToolError::new(format!("file_path: {shown} is a directory, not a file")));
     }
     let verb = if exists { "Overwrite" } else { "Create" };
-    let what = format!(
-        "{verb} {shown} in {} ({} bytes):\n{}",
-        sandbox.root.display(),
-        p.content.len(),
-        preview(&p.content, PREVIEW_BYTES)
-    );
+    let content = shown_whole("content", &p.content, WRITE_INSTEAD)?;
+    let what = format!("{verb} {shown} in {} with this content:\n{content}", sandbox.root.display());
     confirmed(ctx, TOOL, &session, what).await?;
     let _lease = claim(ctx, TOOL, &session)?;
     let bytes = p.content.len();
@@ -145,12 +142,12 @@ pub(super) async fn edit_file(ctx: &CallContext, p: EditFile) -> Result<Value, T
     let shown = sandbox.show(&path);
     let text = read_text("file_path", &path, &shown)?;
     let count = occurrences(&text, &p.old_string, replace_all, &shown)?;
+    let old_shown = shown_whole("old_string", &p.old_string, WRITE_INSTEAD)?;
+    let new_shown = shown_whole("new_string", &p.new_string, WRITE_INSTEAD)?;
     let what = format!(
-        "Edit {shown} in {}: replace {count} occurrence{} of\n{}\nwith\n{}",
+        "Edit {shown} in {}: replace {count} occurrence{} of\n{old_shown}\n\nwith\n{new_shown}",
         sandbox.root.display(),
         if count == 1 { "" } else { "s" },
-        preview(&p.old_string, PREVIEW_BYTES),
-        preview(&p.new_string, PREVIEW_BYTES)
     );
     confirmed(ctx, TOOL, &session, what).await?;
     let _lease = claim(ctx, TOOL, &session)?;

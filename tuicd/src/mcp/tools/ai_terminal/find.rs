@@ -86,17 +86,20 @@ pub(super) async fn list_files(ctx: &CallContext, p: ListFiles) -> Result<Listed
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 continue;
             }
-            let relative = entry.path().strip_prefix(&dir).unwrap_or(entry.path());
-            if !matcher.is_match(relative) {
+            // A name is redacted like text (a token can be a file name), and the glob sees only
+            // the redacted name, so it cannot test a secret in a name one character at a time.
+            let relative = entry.path().strip_prefix(&dir).unwrap_or(entry.path()).to_string_lossy();
+            let shown = redact(&relative);
+            if !matcher.is_match(Path::new(shown.as_ref())) {
                 continue;
             }
             if files.len() == AI_TERMINAL_LIST_MAX {
                 truncated = true;
                 break;
             }
-            files.push(relative.to_string_lossy().into_owned());
+            files.push(shown.into_owned());
         }
-        Ok(Listed { dir: dir.display().to_string(), files, truncated })
+        Ok(Listed { dir: redact(&dir.display().to_string()).into_owned(), files, truncated })
     })
     .await
 }
@@ -179,9 +182,10 @@ pub(super) async fn search_files(ctx: &CallContext, p: SearchFiles) -> Result<Fo
                     return WalkState::Continue;
                 }
                 if let Some(filter) = &filter {
+                    // Matched against the redacted name, as list_files does.
                     let relative = entry.path().strip_prefix(&from).unwrap_or(entry.path());
                     let subject = if name_only { Path::new(entry.file_name()) } else { relative };
-                    if !filter.is_match(subject) {
+                    if !filter.is_match(Path::new(redact(&subject.to_string_lossy()).as_ref())) {
                         return WalkState::Continue;
                     }
                 }
@@ -221,14 +225,16 @@ impl Search {
             return;
         }
         let Ok(text) = std::str::from_utf8(&bytes) else { return };
-        if !regex.is_match(text) {
+        // Redacted whole before anything is matched, and only the redacted text is: whether a
+        // file matches, how often, and where depend on nothing a redaction hid, so a pattern
+        // cannot test a secret one character at a time (`DB_PASSWORD=(h|\[REDACTED)`). A context
+        // line never shows part of a secret either.
+        let text = redact(text);
+        if !regex.is_match(&text) {
             return;
         }
-        // Redacted whole before it is searched line by line: a match inside a secret is gone
-        // with the secret, and a context line never shows part of one.
-        let text = redact(text);
         let lines: Vec<&str> = text.lines().collect();
-        let file = path.strip_prefix(&self.root).unwrap_or(path).to_string_lossy().into_owned();
+        let file = redact(&path.strip_prefix(&self.root).unwrap_or(path).to_string_lossy()).into_owned();
         let mut found = Vec::new();
         for (i, line) in lines.iter().enumerate() {
             if !regex.is_match(line) {

@@ -54,7 +54,7 @@ single!(DRIVE_AGENT, "ai_terminal_drive_agent",
     "One turn in one call: send a command (to an agent as a submit), wait for idle or wait_pattern, read the screen. Asks the user to confirm a command first.",
     drive::DriveAgent => async drive::drive_agent, loopback: true, blocks: true);
 single!(RUN_COMMAND, "ai_terminal_run_command",
-    "Run a shell command in the terminal's repository and capture its output (redacted). Destructive commands are refused; asks the user to confirm first.",
+    "Run a shell command in the terminal's repository and capture its output (redacted). Runs under a Landlock sandbox (writes only inside the repository and a private temp dir); asks the user to confirm the whole command first.",
     run::RunCommand => async run::run_command, loopback: true, blocks: true);
 single!(READ_FILE, "ai_terminal_read_file",
     "Read a text file in the terminal's repository by pages of lines (secrets redacted; line numbers count the redacted text). Binary files and files over 10 MB are refused.",

@@ -166,9 +166,11 @@ pub(super) async fn watch(
     let mut quiet_since = Instant::now();
     loop {
         if let Some(regex) = regex {
+            // Matched against the redacted text only: a pattern that would match inside a secret
+            // never matches, so neither the answer nor its timing tells the secret apart.
             let text = session.text_within(None, AI_TERMINAL_TEXT_MAX_BYTES).data;
-            if let Some(found) = regex.find(&text) {
-                return ("matched", Some(redact(found.as_str()).into_owned()));
+            if let Some(found) = regex.find(&redact(&text)) {
+                return ("matched", Some(found.as_str().to_owned()));
             }
         }
         if session.exit_info().is_some() {
