@@ -455,6 +455,10 @@ pub const UPSTREAM_MAX: usize = 64;
 pub const UPSTREAM_NAME_MAX: usize = 64;
 /// An upstream request's deadline when its entry sets none (`timeout_secs`).
 pub const UPSTREAM_DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Added to an upstream's `timeout_secs` in the deadline a listed tool states to its clients
+/// (`proto::TOOL_DEADLINE_META`): room for the answer to cross tuicd and the bridge after the
+/// upstream's own deadline, so tuicd's timeout answer arrives before the client gives up.
+pub const UPSTREAM_CALL_MARGIN: Duration = Duration::from_secs(5);
 /// The health checker's period; consecutive failures that open the breaker; its backoff (1 s
 /// doubling, capped) and how many retries before the upstream is `failed`.
 pub const UPSTREAM_HEALTH_INTERVAL: Duration = Duration::from_secs(60);

@@ -47,7 +47,10 @@ impl Everything {
                     return Self { url: format!("http://{address}/mcp"), child };
                 }
                 if let Some(status) = child.try_wait().unwrap() {
-                    eprintln!("server-everything on {port} exited ({status}): {}", std::fs::read_to_string(log.path()).unwrap_or_default());
+                    eprintln!(
+                        "server-everything on {port} exited ({status}): {}",
+                        std::fs::read_to_string(log.path()).unwrap_or_default()
+                    );
                     break;
                 }
                 assert!(

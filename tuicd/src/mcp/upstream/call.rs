@@ -79,17 +79,35 @@ pub(crate) async fn call(
     let caller = session.map(|s| deliver_to(app, s));
     let key = session.map(|s| (s.to_owned(), request_id.to_string()));
     let cancelled = key.as_ref().map(|k| app.mcp.upstream.register(k.clone()));
-    let run = app.upstreams.call(upstream, tool, params, caller);
-    let outcome = match cancelled {
-        Some(cancelled) => tokio::select! {
-            outcome = run => Some(outcome),
-            _ = cancelled => None,
-        },
-        None => Some(run.await),
+    // The call runs on a task of its own: a client that stops waiting (its deadline passed, its
+    // connection dropped) leaves it running to its answer or its `timeout_secs`, so a client told
+    // that the call "may still complete" is told the truth. Only `notifications/cancelled` (or the
+    // timeout) cancels it upstream.
+    let run = {
+        let (app, upstream, tool) = (app.clone(), upstream.to_owned(), tool.to_owned());
+        tokio::spawn(async move {
+            let run = app.upstreams.call(&upstream, &tool, params, caller);
+            let outcome = match cancelled {
+                Some(cancelled) => tokio::select! {
+                    outcome = run => Some(outcome),
+                    _ = cancelled => None,
+                },
+                None => Some(run.await),
+            };
+            if let Some(key) = &key {
+                app.mcp.upstream.unregister(key);
+            }
+            outcome
+        })
     };
-    if let Some(key) = &key {
-        app.mcp.upstream.unregister(key);
-    }
+    let outcome = match run.await {
+        Ok(outcome) => outcome,
+        Err(panicked) => {
+            tracing::error!(source = "upstream", tool = %target.qualified, error = %panicked, "proxied call failed");
+            let error = json!({"error": format!("{}: the call failed inside tuicd", target.qualified)});
+            return Ok(Reply::Tool(ToolText::json(&error, true)));
+        }
+    };
     let Some(outcome) = outcome else {
         tracing::info!(source = "upstream", tool = %target.qualified, "proxied call cancelled by its client");
         let error = json!({"error": format!("{}: cancelled by the client", target.qualified)});

@@ -98,6 +98,7 @@ impl UpstreamTools {
             }
             let mut value = tool.tool;
             value["name"] = Value::String(qualified.clone());
+            state_deadline(&mut value, deadline_ms(tool.timeout_secs));
             next.push(Listed { qualified, upstream: tool.upstream, tool: name, value });
         }
         let mut current = self.current.write_locked();
@@ -125,6 +126,34 @@ impl UpstreamTools {
 
     pub(super) fn take(&self, key: &(String, String)) -> Option<oneshot::Sender<()>> {
         self.in_flight.locked().remove(key)
+    }
+}
+
+/// The deadline a client is told for one call of an upstream tool whose upstream waits
+/// `timeout_secs`: that plus a margin, bounded by tuicd's own request timeout (which answers first).
+fn deadline_ms(timeout_secs: u64) -> u64 {
+    let limits = (crate::limits::REQUEST_TIMEOUT, crate::limits::UPSTREAM_CALL_MARGIN);
+    let waits = std::time::Duration::from_secs(timeout_secs).min(limits.0);
+    (waits + limits.1).as_millis() as u64
+}
+
+/// Writes the deadline into the tool's `_meta` (kept beside the upstream's own keys).
+fn state_deadline(tool: &mut Value, deadline_ms: u64) {
+    if !tool.get("_meta").is_some_and(Value::is_object) {
+        tool["_meta"] = Value::Object(serde_json::Map::new());
+    }
+    tool["_meta"][proto::TOOL_DEADLINE_META] = Value::from(deadline_ms);
+}
+
+/// States on the collapsed surface's `call_tool` the longest deadline of any configured
+/// upstream: it may reach any of their tools.
+pub(crate) fn state_call_tool_deadline(app: &App, listing: &mut Value) {
+    let Some(longest) = app.upstreams.current_file().servers.iter().map(|s| s.timeout_secs.max(1)).max() else {
+        return;
+    };
+    let tools = listing.get_mut("tools").and_then(Value::as_array_mut);
+    if let Some(call_tool) = tools.into_iter().flatten().find(|t| t["name"] == super::tools::meta::CALL_TOOL) {
+        state_deadline(call_tool, deadline_ms(longest));
     }
 }
 
@@ -196,5 +225,17 @@ mod tests {
         assert!(!valid_tool_name("has space"));
         assert!(!valid_tool_name("slash/name"));
         assert!(!valid_tool_name(&"x".repeat(129)));
+    }
+
+    #[test]
+    fn a_tool_states_its_upstreams_timeout_plus_the_margin_beside_its_own_meta() {
+        assert_eq!(deadline_ms(30), 35_000);
+        assert_eq!(deadline_ms(10_000), 306_000, "bounded by tuicd's request timeout");
+        let mut tool = serde_json::json!({"name": "t", "_meta": {"vendor": 1}});
+        state_deadline(&mut tool, 35_000);
+        assert_eq!(tool["_meta"], serde_json::json!({"vendor": 1, proto::TOOL_DEADLINE_META: 35_000}));
+        let mut bare = serde_json::json!({"name": "t"});
+        state_deadline(&mut bare, 6_000);
+        assert_eq!(bare["_meta"][proto::TOOL_DEADLINE_META], 6_000);
     }
 }
