@@ -453,6 +453,13 @@ pub const AI_TERMINAL_SEARCH_BUDGET: Duration = Duration::from_secs(60);
 /// Most upstream servers in the file, and the longest upstream name (it prefixes tool names).
 pub const UPSTREAM_MAX: usize = 64;
 pub const UPSTREAM_NAME_MAX: usize = 64;
+/// The longest name a client is shown for one upstream tool: 64 (what Claude Code's API accepts
+/// for a tool name) less `mcp__tuic__`, the prefix Claude Code adds. Longer `{name}__{tool}` names
+/// are shortened with a stable hash suffix.
+pub const UPSTREAM_TOOL_NAME_MAX: usize = 64 - "mcp__tuic__".len();
+/// The longest `tool_aliases` value (it is listed after `{name}__`, and shortened when the two
+/// together are longer than [`UPSTREAM_TOOL_NAME_MAX`]).
+pub const UPSTREAM_ALIAS_MAX: usize = UPSTREAM_TOOL_NAME_MAX;
 /// An upstream request's deadline when its entry sets none (`timeout_secs`).
 pub const UPSTREAM_DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Added to an upstream's `timeout_secs` in the deadline a listed tool states to its clients

@@ -33,6 +33,7 @@ use crate::lock::Recover;
 
 pub(crate) use call::CallError;
 pub(crate) use step_up::union as scope_union;
+pub(crate) use view::UpstreamTool;
 
 /// Where an upstream's bearer credential comes from: [`static_bearer`] for `auth: bearer`, the
 /// OAuth module's source for `auth: oauth2`. The registry never names the OAuth module.

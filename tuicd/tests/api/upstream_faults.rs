@@ -93,10 +93,10 @@ async fn malicious_tool_names_are_skipped_and_logged_and_native_tools_stay_nativ
     wait_status(&daemon, "mal", "ready").await;
     let names = listed_names(&daemon, &session).await;
     let upstream: Vec<&String> = names.iter().filter(|n| n.starts_with("mal__")).collect();
-    assert_eq!(upstream, ["mal__session", "mal__call_tool", "mal__fine"], "{names:?}");
+    assert_eq!(upstream, ["mal__session", "mal__call_tool", "mal__a__b", "mal__fine"], "{names:?}");
     assert_eq!(names.iter().filter(|n| *n == "session").count(), 1);
     let log = daemon.log();
-    for skipped in ["a__b", "bad name!", "x/y", &"z".repeat(130)] {
+    for skipped in ["bad name!", "x/y", &"z".repeat(130)] {
         assert!(
             log.contains(&format!("tool={skipped}")) || log.contains(&format!("tool=\"{skipped}\"")),
             "{skipped} logged"
@@ -107,7 +107,10 @@ async fn malicious_tool_names_are_skipped_and_logged_and_native_tools_stay_nativ
     assert_eq!(native["result"]["content"][0]["text"], "[]", "the native session tool answered: {native}");
     let proxied = call_tool(&daemon, &session, "mal__session", json!({})).await;
     assert_eq!(proxied["result"]["content"][0]["text"], "session done");
-    let refused = call_tool(&daemon, &session, "mal__a__b", json!({})).await;
+    // Routed by the pair it was listed with: the "__" inside the tool's own name is just a character.
+    let inner = call_tool(&daemon, &session, "mal__a__b", json!({})).await;
+    assert_eq!(inner["result"]["content"][0]["text"], "a__b done", "{inner}");
+    let refused = call_tool(&daemon, &session, "mal__x/y", json!({})).await;
     assert_eq!(refused["error"]["code"], -32602, "a skipped name cannot be called: {refused}");
 }
 
@@ -183,7 +186,7 @@ async fn a_client_cancellation_ends_the_upstream_call_and_reaches_the_upstream()
 }
 
 #[tokio::test]
-async fn a_client_that_goes_away_cancels_its_upstream_call() {
+async fn a_client_that_went_away_can_still_cancel_its_upstream_call_by_its_request_id() {
     let mut sleeper = fake("sleeper", "hang", None);
     sleeper["timeout_secs"] = json!(120);
     let daemon = with_upstreams(&[sleeper]).config(json!({"disabled_native_tools": []})).start().await;
@@ -201,9 +204,16 @@ async fn a_client_that_goes_away_cancels_its_upstream_call() {
         .send()
         .await;
     assert!(gone.is_err(), "the client gave up before the answer: {:?}", gone.map(|r| r.status()));
-    wait_until("the upstream told of the cancellation", DEADLINE, || async {
+    // Going away cancels nothing (the client was told the call may still complete, see
+    // upstream_proxy.rs); the call stays in flight under its request id, which the client's
+    // `notifications/cancelled` still ends.
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}});
+    let accepted = crate::mcp_client::post_raw(&daemon, cancel.to_string(), &[("mcp-session-id", &session)]).await;
+    assert_eq!(accepted.status, 202);
+    let logs = wait_until("the upstream told of the cancellation", DEADLINE, || async {
         let logs = ok(&daemon, "debug", json!({"action": "logs", "source": "upstream", "limit": 1000})).await;
-        logs.to_string().contains("cancelled request").then_some(())
+        logs.to_string().contains("cancelled request").then_some(logs)
     })
     .await;
+    assert_eq!(logs.to_string().matches("cancelled request").count(), 1, "cancelled once: {logs}");
 }

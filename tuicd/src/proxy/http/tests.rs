@@ -24,6 +24,7 @@ fn server_entry(url: &str) -> UpstreamServer {
         enabled: true,
         timeout_secs: 10,
         tool_filter: None,
+        tool_aliases: Default::default(),
         auth: None,
     }
 }

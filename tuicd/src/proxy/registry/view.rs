@@ -38,6 +38,8 @@ pub(crate) struct UpstreamTool {
     pub tool: Value,
     /// The upstream's `timeout_secs`: how long tuicd waits for one of its calls.
     pub timeout_secs: u64,
+    /// The upstream's `tool_aliases` entry for this tool.
+    pub alias: Option<String>,
 }
 
 impl UpstreamTool {
@@ -105,6 +107,7 @@ impl Upstreams {
                         upstream: entry.server.name.clone(),
                         tool: tool.clone(),
                         timeout_secs: entry.server.timeout_secs.max(1),
+                        alias: entry.server.tool_aliases.get(name).cloned(),
                     });
                 }
             }
