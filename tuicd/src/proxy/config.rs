@@ -149,6 +149,10 @@ pub(crate) enum ConfigError {
         max = crate::limits::UPSTREAM_ALIAS_MAX
     )]
     InvalidAlias { name: String, tool: String, alias: String },
+    #[error(
+        "UnsupportedPattern: upstream {name:?} tool_filter pattern {pattern:?}: a pattern is an exact tool name or a prefix ending in '*' (no other '*', '?', '[' or ']')"
+    )]
+    UnsupportedPattern { name: String, pattern: String },
     #[error("DuplicateAlias: upstream {name:?} tool_aliases gives {alias:?} to both {first:?} and {second:?}")]
     DuplicateAlias { name: String, alias: String, first: String, second: String },
 }
@@ -199,6 +203,13 @@ impl UpstreamServer {
         }
         if !valid_name(&self.name) {
             return Err(ConfigError::InvalidName { name: self.name.clone() });
+        }
+        let patterns = self.tool_filter.iter().flat_map(|f| &f.patterns);
+        for pattern in patterns {
+            let body = pattern.strip_suffix('*').unwrap_or(pattern);
+            if (body.is_empty() && pattern != "*") || body.contains(['*', '?', '[', ']']) {
+                return Err(ConfigError::UnsupportedPattern { name: self.name.clone(), pattern: pattern.clone() });
+            }
         }
         let mut aliased: BTreeMap<&str, &str> = BTreeMap::new();
         for (tool, alias) in &self.tool_aliases {
@@ -303,6 +314,11 @@ mod tests {
     fn every_refusal_names_its_rule() {
         let stdio = |id: &str, name: &str, command: &str| json!({"id": id, "name": name, "transport": {"type": "stdio", "command": command}});
         let http = |name: &str, url: &str| json!({"id": name, "name": name, "transport": {"type": "http", "url": url}});
+        let with_filter = |patterns: serde_json::Value| {
+            let mut server = stdio("a", "n", "x");
+            server["tool_filter"] = json!({"mode": "deny", "patterns": patterns});
+            server
+        };
         let with_aliases = |aliases: serde_json::Value| {
             let mut server = stdio("a", "n", "x");
             server["tool_aliases"] = aliases;
@@ -318,6 +334,9 @@ mod tests {
             (json!({"servers": [http("h", "ftp://x")]}), "InvalidUrlScheme"),
             (json!({"servers": [http("h", "http://127.0.0.1:7777/mcp")]}), "SelfReferentialUrl"),
             (json!({"servers": [http("h", "http://localhost:7777")]}), "SelfReferentialUrl"),
+            (json!({"servers": [with_filter(json!(["e*o"]))]}), "UnsupportedPattern"),
+            (json!({"servers": [with_filter(json!(["ech?"]))]}), "UnsupportedPattern"),
+            (json!({"servers": [with_filter(json!([""]))]}), "UnsupportedPattern"),
             (json!({"servers": [with_aliases(json!({"t": "has space"}))]}), "InvalidAlias"),
             (json!({"servers": [with_aliases(json!({"t": ""}))]}), "InvalidAlias"),
             (json!({"servers": [with_aliases(json!({"a": "same", "b": "same"}))]}), "DuplicateAlias"),

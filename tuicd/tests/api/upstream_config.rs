@@ -293,3 +293,21 @@ async fn two_saves_from_the_same_revision_with_if_match_one_wins_and_the_other_i
     assert_eq!(bad, StatusCode::BAD_REQUEST, "{error}");
     assert!(error["error"].as_str().unwrap().contains("If-Match"), "{error}");
 }
+
+#[tokio::test]
+async fn a_disabled_native_tool_that_is_no_native_tool_and_a_glob_filter_are_refused_naming_the_entry() {
+    let daemon = Daemon::start().await;
+    let (status, error) = daemon.put("/config", json!({"disabled_native_tools": ["session", "up__tool"]})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{error}");
+    let message = error["error"].as_str().unwrap();
+    assert!(message.contains("'up__tool' is not a native tool") && message.contains("tool_filter"), "{message}");
+    let (_, config) = daemon.get("/config").await;
+    assert_eq!(config["disabled_native_tools"], json!(["config", "debug"]), "nothing changed");
+    let mut filtered = disabled("a", "fs");
+    filtered["tool_filter"] = json!({"mode": "deny", "patterns": ["echo", "e*o"]});
+    let (status, error) = save(&daemon, servers(json!([])), servers(json!([filtered]))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{error}");
+    let message = error["error"].as_str().unwrap();
+    assert!(message.contains("UnsupportedPattern") && message.contains("\"e*o\""), "{message}");
+    assert_eq!(disk_text(&daemon), None, "nothing written");
+}
