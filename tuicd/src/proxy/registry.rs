@@ -156,6 +156,14 @@ struct Entry {
     /// Calls in flight, each with the sender of its caller's related notifications (logging).
     callers: Mutex<HashMap<u64, Deliver>>,
     next_call: AtomicU64,
+    /// The `tools/list` re-fetch after `list_changed`: one runs, at most one more waits.
+    refetch: Mutex<Refetch>,
+}
+
+#[derive(Debug, Default)]
+struct Refetch {
+    running: bool,
+    queued: bool,
 }
 
 #[derive(Debug, Default)]

@@ -217,3 +217,27 @@ async fn a_client_that_went_away_can_still_cancel_its_upstream_call_by_its_reque
     .await;
     assert_eq!(logs.to_string().matches("cancelled request").count(), 1, "cancelled once: {logs}");
 }
+
+#[tokio::test]
+async fn a_burst_of_list_changed_costs_at_most_one_refetch_in_flight_and_one_queued() {
+    let daemon = with_upstreams(&[fake("chatty", "chatty", None)]).start().await;
+    let session = session(&daemon).await;
+    wait_status(&daemon, "chatty", "ready").await;
+    let lists =
+        |answer: serde_json::Value| answer["result"]["content"][0]["text"].as_str().unwrap().parse::<u32>().unwrap();
+    let before = lists(call_tool(&daemon, &session, "chatty__lists", json!({})).await);
+    let burst = call_tool(&daemon, &session, "chatty__burst", json!({})).await;
+    assert_eq!(burst["result"]["content"][0]["text"], "burst done", "{burst}");
+    // The re-fetches are requests to the same process, answered in order: once one is seen, a
+    // daemon that re-fetched per notification would have hundreds on the way.
+    let after = wait_until("a re-fetch after the burst", DEADLINE, || async {
+        let after = lists(call_tool(&daemon, &session, "chatty__lists", json!({})).await);
+        (after > before).then_some(after)
+    })
+    .await;
+    let settled = lists(call_tool(&daemon, &session, "chatty__lists", json!({})).await);
+    assert!(
+        after - before <= 2 && settled - before <= 2,
+        "500 notifications: {before} -> {after} -> {settled} tools/list"
+    );
+}

@@ -47,6 +47,7 @@ pub(super) fn start(server: UpstreamServer, hub: Arc<Hub>) -> Arc<Entry> {
         commands,
         callers: Default::default(),
         next_call: Default::default(),
+        refetch: Default::default(),
     });
     tokio::spawn(run(entry.clone(), hub, receiver));
     entry
@@ -316,15 +317,32 @@ fn on_notification(entry: &Arc<Entry>, hub: &Arc<Hub>, client: Option<Arc<Client
     match method {
         "notifications/tools/list_changed" => {
             let Some(client) = client else { return };
+            // Coalesced: one re-fetch in flight and at most one queued behind it, since a
+            // re-fetch that starts after a change sees it whatever the number of notifications.
+            {
+                let mut refetch = entry.refetch.locked();
+                if refetch.running {
+                    refetch.queued = true;
+                    return;
+                }
+                refetch.running = true;
+            }
             let (entry, hub) = (entry.clone(), hub.clone());
             tokio::spawn(async move {
-                match list_tools(&entry.server, &client).await {
-                    Ok(tools) => {
-                        entry.state.locked().tools = tools;
-                        hub.bump_tools();
+                loop {
+                    match list_tools(&entry.server, &client).await {
+                        Ok(tools) => {
+                            entry.state.locked().tools = tools;
+                            hub.bump_tools();
+                        }
+                        Err(e) => tracing::warn!(source = "upstream", upstream = %entry.server.name, error = %e,
+                            "refetching tools after list_changed failed"),
                     }
-                    Err(e) => tracing::warn!(source = "upstream", upstream = %entry.server.name, error = %e,
-                        "refetching tools after list_changed failed"),
+                    let mut refetch = entry.refetch.locked();
+                    if !std::mem::take(&mut refetch.queued) {
+                        refetch.running = false;
+                        return;
+                    }
                 }
             });
         }
