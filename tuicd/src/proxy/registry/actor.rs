@@ -22,6 +22,9 @@ pub(super) enum Command {
     Stop,
     /// Drop the connection and wait to be asked again (the upstream waits for a person).
     Park,
+    /// A call got no answer (a transport error or a timeout): it counts toward the breaker as a
+    /// failed health check does, so a dead upstream leaves `ready` at its callers' pace.
+    CallFailed(String),
 }
 
 /// The most pages of `tools/list` followed for one upstream.
@@ -86,6 +89,15 @@ async fn run(entry: Arc<Entry>, hub: Arc<Hub>, mut commands: mpsc::Receiver<Comm
                 Some(Command::Park) => {
                     disconnect(&entry, &hub, conn.take()).await;
                     next_attempt = None;
+                }
+                Some(Command::CallFailed(error)) => {
+                    if conn.is_some() {
+                        let next = after_failure(&entry, &hub, &format!("a call failed: {error}"), None, Status::Ready);
+                        if entry.state.locked().breaker.open() {
+                            disconnect(&entry, &hub, conn.take()).await;
+                            next_attempt = next;
+                        }
+                    }
                 }
                 Some(Command::Tick) => match &conn {
                     Some((client, _)) => {
