@@ -477,6 +477,15 @@ pub const UPSTREAM_MAX_RETRIES: u32 = 5;
 /// after its stdin closes before it is killed.
 pub const UPSTREAM_RESPAWN_MIN_GAP: Duration = Duration::from_secs(5);
 pub const UPSTREAM_STDIO_SHUTDOWN: Duration = Duration::from_secs(2);
+/// A stdio upstream's stderr log file (`<config_dir>/logs/upstreams/<name>.log`) starts again past
+/// this, the previous one kept as `<name>.log.1`: at most twice this on disk per upstream.
+pub const UPSTREAM_STDERR_LOG_BYTES: u64 = 1024 * 1024;
+/// At most one stderr line per upstream this often reaches the daemon's own log (the file has all).
+pub const UPSTREAM_STDERR_SAMPLE: Duration = Duration::from_secs(10);
+/// The last stderr lines kept per process for the error naming its exit (`last_error`).
+pub const UPSTREAM_STDERR_TAIL_BYTES: usize = 2048;
+/// How long the exit's error waits for stderr to close, so a crash's last lines are in it.
+pub const UPSTREAM_STDERR_CLOSE_WAIT: Duration = Duration::from_millis(500);
 /// The first `tools/list` after boot waits at most this long for upstreams still connecting.
 pub const UPSTREAM_SETTLE: Duration = Duration::from_secs(3);
 /// Most notifications queued from one upstream; past it new ones are dropped (and counted), so a

@@ -120,6 +120,14 @@ impl Client {
         }
     }
 
+    /// A stdio process's last stderr lines, once its stderr closed (or a moment passed).
+    async fn stderr_tail(&self) -> Option<String> {
+        match self {
+            Client::Stdio(c) => c.stderr_tail().await,
+            Client::Http(_) => None,
+        }
+    }
+
     fn pid(&self) -> Option<i32> {
         match self {
             Client::Stdio(c) => c.pid(),
@@ -140,6 +148,8 @@ struct Hub {
     progress: routes::ProgressRoutes,
     /// `UPSTREAM_HEALTH_INTERVAL`, or a test's override.
     health_interval: Mutex<Duration>,
+    /// Where stdio upstreams' stderr logs go (`None`: the daemon's log only).
+    stderr_logs: Mutex<Option<std::path::PathBuf>>,
 }
 
 impl Hub {
@@ -236,6 +246,7 @@ impl Upstreams {
                 status_changed: watch::channel(0).0,
                 progress: routes::ProgressRoutes::default(),
                 health_interval: Mutex::new(crate::limits::UPSTREAM_HEALTH_INTERVAL),
+                stderr_logs: Mutex::default(),
             }),
             booted: Instant::now(),
         }
@@ -343,6 +354,11 @@ impl Upstreams {
     /// Sets the health check interval (tests shorten it) before [`super::health::spawn`].
     pub(crate) fn set_health_interval(&self, interval: Duration) {
         *self.hub.health_interval.locked() = interval;
+    }
+
+    /// Sets where stdio upstreams write their stderr, `<dir>/<name>.log`, before any connects.
+    pub(crate) fn set_stderr_log_dir(&self, dir: std::path::PathBuf) {
+        *self.hub.stderr_logs.locked() = Some(dir);
     }
 
     pub(crate) fn health_interval(&self) -> Duration {

@@ -40,7 +40,7 @@ async fn killing_an_upstream_mid_call_fails_the_call_clearly_and_the_upstream_re
     })
     .await;
     let restarted = wait_status(&daemon, "everything", "ready").await;
-    assert!(restarted["last_error"].as_str().unwrap().contains("exited"), "{restarted}");
+    assert!(restarted.get("last_error").is_none(), "recovered, the error is cleared: {restarted}");
     assert_eq!(children_running(daemon.pid(), "server-everything"), now);
     let echo = call_tool(&daemon, &session, "everything__echo", json!({"message": "back"})).await;
     assert!(echo["result"]["content"][0]["text"].as_str().unwrap().contains("back"), "{echo}");
@@ -239,4 +239,34 @@ async fn a_burst_of_list_changed_costs_at_most_one_refetch_in_flight_and_one_que
     .await;
     let settled = lists(call_tool(&daemon, &session, "chatty__lists", json!({})).await);
     assert!(settled - before <= 16, "500 notifications: {before} -> {after} -> {settled} tools/list");
+}
+
+#[tokio::test]
+async fn a_crash_names_its_last_stderr_lines_which_go_to_a_bounded_file_not_the_daemons_log() {
+    let daemon = with_upstreams(&[fake("crashy", "crashy", None)]).start().await;
+    let session = session(&daemon).await;
+    wait_status(&daemon, "crashy", "ready").await;
+    let crashed = call_tool(&daemon, &session, "crashy__crash", json!({})).await;
+    assert_eq!(crashed["result"]["isError"], true, "{crashed}");
+    let down = wait_until("the crash's error", DEADLINE, || async {
+        let status = upstream(&daemon, "crashy").await;
+        status["last_error"].as_str().is_some_and(|e| e.contains("exited or disconnected")).then_some(status)
+    })
+    .await;
+    let error = down["last_error"].as_str().unwrap();
+    assert!(error.contains("Traceback (most recent call last)") && error.contains("RuntimeError: boom"), "{error}");
+    let file = daemon.dir.path().join("logs/upstreams/crashy.log");
+    let written = std::fs::read_to_string(&file).unwrap();
+    assert!(written.contains("chatter line 0\n") && written.contains("chatter line 199\nTraceback"), "every line");
+    let log = daemon.log();
+    // The crash's own warning quotes the last lines; the stderr lines themselves are sampled.
+    let sampled = log.lines().filter(|l| l.contains("chatter line") && !l.contains("exited or disconnected")).count();
+    assert!(sampled <= 1, "{sampled} of 200 stderr lines in the daemon's log");
+    // Respawned (after the 5 s gap) and ready again, the crash's error is gone.
+    wait_until("the respawned upstream ready without the error", DEADLINE, || async {
+        let status = upstream(&daemon, "crashy").await;
+        (status["status"] == "ready" && status.get("last_error").is_none()).then_some(())
+    })
+    .await;
+    assert_eq!(children_running(daemon.pid(), "fake_mcp.py").len(), 1, "one process again");
 }

@@ -118,7 +118,14 @@ async fn run(entry: Arc<Entry>, hub: Arc<Hub>, mut commands: mpsc::Receiver<Comm
             message = next_message(&mut conn) => match message {
                 Some(message) => on_notification(&entry, &hub, conn.as_ref().map(|c| c.0.clone()), message),
                 None => {
-                    let error = format!("upstream {} exited or disconnected", entry.server.name);
+                    let tail = match &conn {
+                        Some((client, _)) => client.stderr_tail().await,
+                        None => None,
+                    };
+                    let error = match tail {
+                        Some(tail) => format!("upstream {} exited or disconnected; its last stderr lines: {tail}", entry.server.name),
+                        None => format!("upstream {} exited or disconnected", entry.server.name),
+                    };
                     tracing::warn!(source = "upstream", upstream = %entry.server.name, "connection lost; reconnecting");
                     entry.record_error(&error);
                     disconnect(&entry, &hub, conn.take()).await;
@@ -163,7 +170,8 @@ async fn attempt(
     }
     *last_spawn = Some(Instant::now());
     let (tx, rx) = mpsc::channel(UPSTREAM_NOTIFY_QUEUE);
-    let ctx = ConnectCtx { notifications: tx, bearer, name: server.name.clone() };
+    let stderr_log = hub.stderr_logs.locked().as_ref().map(|dir| dir.join(format!("{}.log", server.name)));
+    let ctx = ConnectCtx { notifications: tx, bearer, name: server.name.clone(), stderr_log };
     let client = match Client::connect(server, ctx).await {
         Ok((client, handshake)) => {
             tracing::info!(source = "upstream", upstream = %server.name, protocol_version = %handshake.protocol_version,
@@ -184,6 +192,8 @@ async fn attempt(
                 state.tools = tools;
                 state.client = Some(client.clone());
                 state.breaker.success();
+                // Recovered: what went wrong before no longer describes it.
+                state.last_error = None;
             }
             entry.set_status(hub, Status::Ready);
             hub.bump_tools();

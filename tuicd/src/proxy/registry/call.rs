@@ -127,7 +127,12 @@ impl Upstreams {
             }
             (Err(error), None) => {
                 state.metrics.error_count += 1;
-                state.last_error = Some(error.to_string());
+                // A stdio process that exited is named by its supervisor, with its last stderr
+                // lines; this call's shorter account must not replace that.
+                let exited = matches!(error, UpstreamError::Closed(_)) && matches!(*client, super::Client::Stdio(_));
+                if !exited {
+                    state.last_error = Some(error.to_string());
+                }
                 if matches!(
                     error,
                     UpstreamError::Timeout(_)
