@@ -76,7 +76,7 @@ pub(crate) struct Hit {
 ///
 /// An action scores by two fields: what it says (its name, line, keywords and parameters) and,
 /// at [`TOOL_FIELD_WEIGHT`], what its tool says (name and preamble); a tool without actions by
-/// its one document (name, first sentence, keywords, parameters). Kept
+/// its one document (name, first sentence, keywords). Kept
 /// apart, the tool's words (every `agent` action's preamble mentions messages) do not make those
 /// words common among the actions, which would leave the action that is about them no better off
 /// than its siblings.
@@ -108,12 +108,12 @@ impl ToolIndex {
             common.extend(tokenize(&preamble));
             own.push(common);
             if tool.actions.is_empty() {
-                // Its first sentence, like an action's line, says what it does; the rest says how,
-                // and would only make its document long beside the actions' short ones.
+                // Its first sentence, like an action's line, says what it does; the rest of its
+                // description and its parameters say how, and would only make its document long
+                // beside the actions' short ones.
                 let mut tokens = tokenize(&tool.name);
                 tokens.extend(tokenize(&first_sentence(&tool.description)));
                 tokens.extend(tokenize(super::keywords::of(&tool.name, None)));
-                tokens.extend(tool.params.iter().flat_map(|p| tokenize(p)));
                 documents.push(tokens);
                 entries.push((position, None));
                 continue;

@@ -8,7 +8,11 @@ const KEYWORDS: &[(&str, Option<&str>, &str)] = &[
     ("session", Some("list"), "terminals shells sessions ptys open running all mine"),
     ("session", Some("create"), "new open start run shell terminal program command pty directory folder cwd"),
     ("session", Some("input"), "type keys keystrokes press hit enter return ctrl control escape tab arrow raw shell"),
-    ("session", Some("submit"), "prompt instruct tell agent turn ask claude codex gemini enter"),
+    (
+        "session",
+        Some("submit"),
+        "prompt instruct instruction instructions tell agent turn ask claude codex gemini enter",
+    ),
     (
         "session",
         Some("output"),
