@@ -20,8 +20,7 @@ use crate::limits::{
 pub(crate) struct Stated(HashMap<String, Duration>);
 
 impl Stated {
-    /// The deadlines of a `tools/list` result (a listing without any replaces none: tuicd's are
-    /// absent only when it has no upstream).
+    /// The deadlines a `tools/list` result states; they replace the previous listing's.
     pub(crate) fn from_listing(result: &Value) -> Self {
         let tools = result.get("tools").and_then(Value::as_array).into_iter().flatten();
         Self(
