@@ -85,6 +85,8 @@ struct State {
     /// A transport failure was seen: re-initialize at the next successful contact.
     needs_reinit: bool,
     stream: Option<JoinHandle<()>>,
+    /// The per-tool deadlines of tuicd's last `tools/list` answer.
+    stated: Arc<deadline::Stated>,
 }
 
 struct Bridge {
@@ -153,7 +155,7 @@ impl Bridge {
         let (Some(method), Some(id)) = (method.clone(), id) else {
             // A notification or a response to a server request: forward when online, else drop.
             if self.lock().offline.is_none() {
-                let _ = self.forward(&message, method.as_deref().unwrap_or(""), deadline::for_request("", None)).await;
+                let _ = self.forward(&message, method.as_deref().unwrap_or(""), CALL_DEADLINE).await;
             }
             return;
         };
@@ -164,12 +166,18 @@ impl Bridge {
         let answer = match offline {
             Some(failure) => self.offline_answer(&id, &method, message.get("params"), &failure),
             None => {
-                let wait = deadline::for_request(&method, message.get("params"));
+                let stated = self.lock().stated.clone();
+                let wait = deadline::for_request(&method, message.get("params"), &stated);
                 match self.forward(&message, &method, wait).await {
                     Ok(Some(answer)) => {
                         if method == "initialize" {
                             self.lock().version =
                                 answer.pointer("/result/protocolVersion").and_then(Value::as_str).map(String::from);
+                        }
+                        if method == "tools/list"
+                            && let Some(result) = answer.get("result")
+                        {
+                            self.lock().stated = Arc::new(deadline::Stated::from_listing(result));
                         }
                         answer
                     }

@@ -1,5 +1,6 @@
 //! How long to wait for tuicd's answer to one proxied request.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -9,22 +10,58 @@ use crate::limits::{
     WAIT_CAP_MS, WAIT_DEFAULT_MS, WAIT_MARGIN, WAIT_RUN_MAX_MS,
 };
 
+/// The deadlines tuicd states per tool (`_meta["tuic/deadline_ms"]` in its `tools/list`), by name.
+///
+/// An upstream tool's call lasts as long as its upstream's `timeout_secs`, which only tuicd knows,
+/// so tuicd states the deadline with the tool and the bridge keeps the latest listing's: one number
+/// per tool, read before the call, with no extension logic to get wrong, and it holds for a silent
+/// call as well as for one that sends progress.
+#[derive(Debug, Default)]
+pub(crate) struct Stated(HashMap<String, Duration>);
+
+impl Stated {
+    /// The deadlines a `tools/list` result states; they replace the previous listing's.
+    pub(crate) fn from_listing(result: &Value) -> Self {
+        let tools = result.get("tools").and_then(Value::as_array).into_iter().flatten();
+        Self(
+            tools
+                .filter_map(|tool| {
+                    let name = tool.get("name")?.as_str()?;
+                    let ms = tool.get("_meta")?.get(proto::TOOL_DEADLINE_META)?.as_u64()?;
+                    Some((name.to_owned(), Duration::from_millis(ms)))
+                })
+                .collect(),
+        )
+    }
+
+    fn get(&self, name: &str) -> Option<Duration> {
+        self.0.get(name).copied()
+    }
+}
+
 /// Every deadline outlasts tuicd's own bound for the call, so the bridge never gives up on a call
 /// tuicd is still carrying out: 10 s for ordinary calls; a wait's own clamped timeout plus 5 s; a
 /// submit's clamped acknowledgement window plus 10 s; 305 s for `ui action=confirm` and
-/// `screenshot` (which waits for a GUI client) and long workspace operations. Collapsed
-/// `call_tool` calls are judged by the tool they wrap.
-pub(crate) fn for_request(method: &str, params: Option<&Value>) -> Duration {
+/// `screenshot` (which waits for a GUI client) and long workspace operations; for a tool tuicd
+/// stated a deadline for (an upstream tool, `call_tool`), at least that. Collapsed `call_tool`
+/// calls are judged by the tool they wrap.
+pub(crate) fn for_request(method: &str, params: Option<&Value>, stated: &Stated) -> Duration {
     if method != "tools/call" {
         return CALL_DEADLINE;
     }
     let Some(params) = params else { return CALL_DEADLINE };
-    let mut name = params.get("name").and_then(Value::as_str).unwrap_or("");
-    let mut args = params.get("arguments");
+    let outer = params.get("name").and_then(Value::as_str).unwrap_or("");
+    let (mut name, mut args) = (outer, params.get("arguments"));
     if name == "call_tool" {
         name = args.and_then(|a| a.get("tool_name")).and_then(Value::as_str).unwrap_or("");
         args = args.and_then(|a| a.get("arguments"));
     }
+    let native = by_action(name, args);
+    [outer, name].into_iter().filter_map(|n| stated.get(n)).fold(native, Duration::max)
+}
+
+/// A native tool's deadline from its action and arguments.
+fn by_action(name: &str, args: Option<&Value>) -> Duration {
     let action = args.and_then(|a| a.get("action")).and_then(Value::as_str).unwrap_or("");
     match (name, action) {
         (_, "wait") => {
@@ -49,7 +86,7 @@ mod tests {
     use super::*;
 
     fn call(name: &str, args: Value) -> Duration {
-        for_request("tools/call", Some(&json!({"name": name, "arguments": args})))
+        for_request("tools/call", Some(&json!({"name": name, "arguments": args})), &Stated::default())
     }
 
     #[test]
@@ -82,6 +119,26 @@ mod tests {
         assert_eq!(call("ui", json!({"action": "screenshot"})), Duration::from_secs(305));
         assert_eq!(call("repo", json!({"action": "worktree_remove"})), Duration::from_secs(305));
         assert_eq!(call("session", json!({"action": "list"})), Duration::from_secs(10));
-        assert_eq!(for_request("ping", None), Duration::from_secs(10));
+        assert_eq!(for_request("ping", None, &Stated::default()), Duration::from_secs(10));
+    }
+
+    #[test]
+    fn a_deadline_tuicd_states_for_a_tool_is_taken_for_its_calls_and_for_call_tool() {
+        let listing = json!({"tools": [
+            {"name": "session", "inputSchema": {}},
+            {"name": "up__slow", "_meta": {"tuic/deadline_ms": 65_000, "vendor": 1}},
+            {"name": "call_tool", "_meta": {"tuic/deadline_ms": 35_000}},
+        ]});
+        let stated = Stated::from_listing(&listing);
+        let call = |params: Value| for_request("tools/call", Some(&params), &stated);
+        assert_eq!(call(json!({"name": "up__slow", "arguments": {}})), Duration::from_secs(65));
+        assert_eq!(call(json!({"name": "up__other"})), Duration::from_secs(10), "an unlisted tool: the default");
+        assert_eq!(call(json!({"name": "session", "arguments": {"action": "list"}})), Duration::from_secs(10));
+        // Through call_tool: the target's stated deadline, else call_tool's own, else the target's rule.
+        assert_eq!(call(json!({"name": "call_tool", "arguments": {"tool_name": "up__slow"}})), Duration::from_secs(65));
+        assert_eq!(call(json!({"name": "call_tool", "arguments": {"tool_name": "up__x"}})), Duration::from_secs(35));
+        let wait = json!({"name": "call_tool", "arguments": {"tool_name": "session", "arguments": {"action": "wait"}}});
+        assert_eq!(call(wait), Duration::from_secs(65));
+        assert_eq!(for_request("ping", None, &stated), Duration::from_secs(10));
     }
 }

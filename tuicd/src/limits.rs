@@ -466,8 +466,19 @@ pub const AI_TERMINAL_SEARCH_BUDGET: Duration = Duration::from_secs(60);
 /// Most upstream servers in the file, and the longest upstream name (it prefixes tool names).
 pub const UPSTREAM_MAX: usize = 64;
 pub const UPSTREAM_NAME_MAX: usize = 64;
+/// The longest name a client is shown for one upstream tool: 64 (what Claude Code's API accepts
+/// for a tool name) less `mcp__tuic__`, the prefix Claude Code adds. Longer `{name}__{tool}` names
+/// are shortened with a stable hash suffix.
+pub const UPSTREAM_TOOL_NAME_MAX: usize = 64 - "mcp__tuic__".len();
+/// The longest `tool_aliases` value (it is listed after `{name}__`, and shortened when the two
+/// together are longer than [`UPSTREAM_TOOL_NAME_MAX`]).
+pub const UPSTREAM_ALIAS_MAX: usize = UPSTREAM_TOOL_NAME_MAX;
 /// An upstream request's deadline when its entry sets none (`timeout_secs`).
 pub const UPSTREAM_DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Added to an upstream's `timeout_secs` in the deadline a listed tool states to its clients
+/// (`proto::TOOL_DEADLINE_META`): room for the answer to cross tuicd and the bridge after the
+/// upstream's own deadline, so tuicd's timeout answer arrives before the client gives up.
+pub const UPSTREAM_CALL_MARGIN: Duration = Duration::from_secs(5);
 /// The health checker's period; consecutive failures that open the breaker; its backoff (1 s
 /// doubling, capped) and how many retries before the upstream is `failed`.
 pub const UPSTREAM_HEALTH_INTERVAL: Duration = Duration::from_secs(60);
@@ -479,6 +490,15 @@ pub const UPSTREAM_MAX_RETRIES: u32 = 5;
 /// after its stdin closes before it is killed.
 pub const UPSTREAM_RESPAWN_MIN_GAP: Duration = Duration::from_secs(5);
 pub const UPSTREAM_STDIO_SHUTDOWN: Duration = Duration::from_secs(2);
+/// A stdio upstream's stderr log file (`<config_dir>/logs/upstreams/<name>.log`) starts again past
+/// this, the previous one kept as `<name>.log.1`: at most twice this on disk per upstream.
+pub const UPSTREAM_STDERR_LOG_BYTES: u64 = 1024 * 1024;
+/// At most one stderr line per upstream this often reaches the daemon's own log (the file has all).
+pub const UPSTREAM_STDERR_SAMPLE: Duration = Duration::from_secs(10);
+/// The last stderr lines kept per process for the error naming its exit (`last_error`).
+pub const UPSTREAM_STDERR_TAIL_BYTES: usize = 2048;
+/// How long the exit's error waits for stderr to close, so a crash's last lines are in it.
+pub const UPSTREAM_STDERR_CLOSE_WAIT: Duration = Duration::from_millis(500);
 /// The first `tools/list` after boot waits at most this long for upstreams still connecting.
 pub const UPSTREAM_SETTLE: Duration = Duration::from_secs(3);
 /// Most notifications queued from one upstream; past it new ones are dropped (and counted), so a

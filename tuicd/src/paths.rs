@@ -22,3 +22,9 @@ fn short_socket_dir() -> PathBuf {
 pub fn socket_path(config_dir: &Path, instance: Option<&str>) -> PathBuf {
     proto::paths::socket_path(config_dir, instance, &short_socket_dir())
 }
+
+/// Where the upstream MCP servers' stderr logs go: `<config_dir>/logs/upstreams`, beside the
+/// configuration that names them (a named instance has its own).
+pub fn upstream_logs_dir(config_dir: &Path) -> PathBuf {
+    config_dir.join("logs").join("upstreams")
+}

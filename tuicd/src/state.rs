@@ -94,6 +94,7 @@ impl Shared {
                 oauth.bearer_for(server).or_else(|| crate::proxy::registry::static_bearer(server))
             })
         }));
+        upstreams.set_stderr_log_dir(crate::paths::upstream_logs_dir(&config_dir));
         oauth.link(upstreams.clone());
         sessions.set_attach_factory(crate::agent_runtime::attach_factory(
             events.clone(),

@@ -6,6 +6,32 @@ use serde::{Deserialize, Serialize};
 /// Native tools hidden until the user opts in: `config` can rewrite this file and `debug`
 /// exposes internals.
 pub(crate) const DEFAULT_DISABLED_NATIVE_TOOLS: [&str; 2] = ["config", "debug"];
+/// Every native tool's name: what `disabled_native_tools` may name. The MCP registry is the truth
+/// (a test there holds this list to it); the config layer cannot name the MCP layer above it.
+pub(crate) const NATIVE_TOOL_NAMES: [&str; 22] = [
+    "session",
+    "agent",
+    "task",
+    "progress",
+    "repo",
+    "ui",
+    "plugin_dev_guide",
+    "config",
+    "debug",
+    "ai_terminal_read_screen",
+    "ai_terminal_send_input",
+    "ai_terminal_send_key",
+    "ai_terminal_wait_for",
+    "ai_terminal_get_state",
+    "ai_terminal_get_context",
+    "ai_terminal_drive_agent",
+    "ai_terminal_run_command",
+    "ai_terminal_read_file",
+    "ai_terminal_write_file",
+    "ai_terminal_edit_file",
+    "ai_terminal_list_files",
+    "ai_terminal_search_files",
+];
 pub(crate) const DEFAULT_TCP_PORT: u16 = 9876;
 pub(crate) const DEFAULT_MAX_SESSIONS: usize = 50;
 
@@ -159,6 +185,16 @@ impl AppConfig {
         super::origins::validate(&self.services.server)?;
         if self.max_sessions == 0 {
             return Err("max_sessions must be at least 1".into());
+        }
+        if let Some(unknown) = self.disabled_native_tools.iter().find(|t| !NATIVE_TOOL_NAMES.contains(&t.as_str())) {
+            let upstream = match unknown.contains("__") {
+                true => "; an upstream's tools are hidden by its tool_filter in mcp-upstreams.json",
+                false => "",
+            };
+            return Err(format!(
+                "disabled_native_tools: '{unknown}' is not a native tool (native tools: {}){upstream}",
+                NATIVE_TOOL_NAMES.join(", ")
+            ));
         }
         Ok(())
     }

@@ -136,7 +136,9 @@ async fn tools_list(app: &App, meta: &RequestMeta, params: Option<Params<'_>>) -
     }
     let config = app.config.get();
     if collapsed(app, meta) {
-        return Ok(tools::listing(&tools::meta::collapsed(&config)));
+        let mut listing = tools::listing(&tools::meta::collapsed(&config));
+        super::upstream::state_call_tool_deadline(app, &mut listing);
+        return Ok(listing);
     }
     let mut listing = tools::list(tools::registry(), &config);
     super::upstream::extend_listing(app, &mut listing).await;

@@ -27,6 +27,10 @@ pub(crate) struct UpstreamServer {
     pub timeout_secs: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_filter: Option<ToolFilter>,
+    /// The upstream's own tool name -> the name listed after `{name}__` instead of it (a shorter
+    /// or clearer one: clients refuse long tool names).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tool_aliases: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth: Option<UpstreamAuth>,
 }
@@ -140,10 +144,22 @@ pub(crate) enum ConfigError {
     EmptyCommand { name: String },
     #[error("TooMany: {count} upstreams, at most {max}", max = crate::limits::UPSTREAM_MAX)]
     TooMany { count: usize },
+    #[error(
+        "InvalidAlias: upstream {name:?} tool_aliases {tool:?}: {alias:?} must be 1 to {max} characters of A-Z a-z 0-9 _ . -",
+        max = crate::limits::UPSTREAM_ALIAS_MAX
+    )]
+    InvalidAlias { name: String, tool: String, alias: String },
+    #[error(
+        "UnsupportedPattern: upstream {name:?} tool_filter pattern {pattern:?}: a pattern is an exact tool name or a prefix ending in '*' (no other '*', '?', '[' or ']')"
+    )]
+    UnsupportedPattern { name: String, pattern: String },
+    #[error("DuplicateAlias: upstream {name:?} tool_aliases gives {alias:?} to both {first:?} and {second:?}")]
+    DuplicateAlias { name: String, alias: String, first: String, second: String },
 }
 
-/// Whether `name` may prefix tool names: `[a-z0-9_-]+`, bounded, and without `__` so that
-/// `{name}__{tool}` splits at its first `__` unambiguously.
+/// Whether `name` may prefix tool names: `[a-z0-9_-]+`, bounded, and without `__`, so a reader
+/// sees where the upstream's name ends in `{name}__{tool}` (calls are routed by the listed pair,
+/// not by the name).
 pub(crate) fn valid_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= crate::limits::UPSTREAM_NAME_MAX
@@ -187,6 +203,33 @@ impl UpstreamServer {
         }
         if !valid_name(&self.name) {
             return Err(ConfigError::InvalidName { name: self.name.clone() });
+        }
+        let patterns = self.tool_filter.iter().flat_map(|f| &f.patterns);
+        for pattern in patterns {
+            let body = pattern.strip_suffix('*').unwrap_or(pattern);
+            if (body.is_empty() && pattern != "*") || body.contains(['*', '?', '[', ']']) {
+                return Err(ConfigError::UnsupportedPattern { name: self.name.clone(), pattern: pattern.clone() });
+            }
+        }
+        let mut aliased: BTreeMap<&str, &str> = BTreeMap::new();
+        for (tool, alias) in &self.tool_aliases {
+            let fits = (1..=crate::limits::UPSTREAM_ALIAS_MAX).contains(&alias.len())
+                && alias.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
+            if !fits {
+                return Err(ConfigError::InvalidAlias {
+                    name: self.name.clone(),
+                    tool: tool.clone(),
+                    alias: alias.clone(),
+                });
+            }
+            if let Some(first) = aliased.insert(alias, tool) {
+                return Err(ConfigError::DuplicateAlias {
+                    name: self.name.clone(),
+                    alias: alias.clone(),
+                    first: first.to_owned(),
+                    second: tool.clone(),
+                });
+            }
         }
         match &self.transport {
             Transport::Http { url } => {
@@ -271,6 +314,16 @@ mod tests {
     fn every_refusal_names_its_rule() {
         let stdio = |id: &str, name: &str, command: &str| json!({"id": id, "name": name, "transport": {"type": "stdio", "command": command}});
         let http = |name: &str, url: &str| json!({"id": name, "name": name, "transport": {"type": "http", "url": url}});
+        let with_filter = |patterns: serde_json::Value| {
+            let mut server = stdio("a", "n", "x");
+            server["tool_filter"] = json!({"mode": "deny", "patterns": patterns});
+            server
+        };
+        let with_aliases = |aliases: serde_json::Value| {
+            let mut server = stdio("a", "n", "x");
+            server["tool_aliases"] = aliases;
+            server
+        };
         let cases = [
             (json!({"servers": [stdio("a", "", "x")]}), "EmptyName"),
             (json!({"servers": [stdio("a", "A", "x")]}), "InvalidName"),
@@ -281,6 +334,12 @@ mod tests {
             (json!({"servers": [http("h", "ftp://x")]}), "InvalidUrlScheme"),
             (json!({"servers": [http("h", "http://127.0.0.1:7777/mcp")]}), "SelfReferentialUrl"),
             (json!({"servers": [http("h", "http://localhost:7777")]}), "SelfReferentialUrl"),
+            (json!({"servers": [with_filter(json!(["e*o"]))]}), "UnsupportedPattern"),
+            (json!({"servers": [with_filter(json!(["ech?"]))]}), "UnsupportedPattern"),
+            (json!({"servers": [with_filter(json!([""]))]}), "UnsupportedPattern"),
+            (json!({"servers": [with_aliases(json!({"t": "has space"}))]}), "InvalidAlias"),
+            (json!({"servers": [with_aliases(json!({"t": ""}))]}), "InvalidAlias"),
+            (json!({"servers": [with_aliases(json!({"a": "same", "b": "same"}))]}), "DuplicateAlias"),
         ];
         for (file, rule) in cases {
             let error = parse(file.clone()).validate(Some(7777)).expect_err(rule).to_string();

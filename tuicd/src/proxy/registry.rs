@@ -33,6 +33,7 @@ use crate::lock::Recover;
 
 pub(crate) use call::CallError;
 pub(crate) use step_up::union as scope_union;
+pub(crate) use view::UpstreamTool;
 
 /// Where an upstream's bearer credential comes from: [`static_bearer`] for `auth: bearer`, the
 /// OAuth module's source for `auth: oauth2`. The registry never names the OAuth module.
@@ -119,6 +120,14 @@ impl Client {
         }
     }
 
+    /// A stdio process's last stderr lines, once its stderr closed (or a moment passed).
+    async fn stderr_tail(&self) -> Option<String> {
+        match self {
+            Client::Stdio(c) => c.stderr_tail().await,
+            Client::Http(_) => None,
+        }
+    }
+
     fn pid(&self) -> Option<i32> {
         match self {
             Client::Stdio(c) => c.pid(),
@@ -139,6 +148,8 @@ struct Hub {
     progress: routes::ProgressRoutes,
     /// `UPSTREAM_HEALTH_INTERVAL`, or a test's override.
     health_interval: Mutex<Duration>,
+    /// Where stdio upstreams' stderr logs go (`None`: the daemon's log only).
+    stderr_logs: Mutex<Option<std::path::PathBuf>>,
 }
 
 impl Hub {
@@ -155,6 +166,14 @@ struct Entry {
     /// Calls in flight, each with the sender of its caller's related notifications (logging).
     callers: Mutex<HashMap<u64, Deliver>>,
     next_call: AtomicU64,
+    /// The `tools/list` re-fetch after `list_changed`: one runs, at most one more waits.
+    refetch: Mutex<Refetch>,
+}
+
+#[derive(Debug, Default)]
+struct Refetch {
+    running: bool,
+    queued: bool,
 }
 
 #[derive(Debug, Default)]
@@ -227,6 +246,7 @@ impl Upstreams {
                 status_changed: watch::channel(0).0,
                 progress: routes::ProgressRoutes::default(),
                 health_interval: Mutex::new(crate::limits::UPSTREAM_HEALTH_INTERVAL),
+                stderr_logs: Mutex::default(),
             }),
             booted: Instant::now(),
         }
@@ -334,6 +354,11 @@ impl Upstreams {
     /// Sets the health check interval (tests shorten it) before [`super::health::spawn`].
     pub(crate) fn set_health_interval(&self, interval: Duration) {
         *self.hub.health_interval.locked() = interval;
+    }
+
+    /// Sets where stdio upstreams write their stderr, `<dir>/<name>.log`, before any connects.
+    pub(crate) fn set_stderr_log_dir(&self, dir: std::path::PathBuf) {
+        *self.hub.stderr_logs.locked() = Some(dir);
     }
 
     pub(crate) fn health_interval(&self) -> Duration {

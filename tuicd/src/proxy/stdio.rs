@@ -1,8 +1,9 @@
 //! The stdio transport: a child process speaking newline-delimited JSON-RPC on stdin/stdout.
 //!
 //! One reader task matches responses to requests by id (notifications are routed, never taken
-//! for an answer), one writer task owns stdin, one task turns stderr lines into tracing events
-//! (`source = "upstream"`, so `debug action=logs` shows them). The child runs in its own process
+//! for an answer), one writer task owns stdin, one task writes stderr to the upstream's own log
+//! file and samples it into the daemon's log (`source = "upstream"`, so `debug action=logs` shows
+//! them). The child runs in its own process
 //! group, which `close` and `Drop` kill whole.
 
 use std::collections::HashMap;
@@ -60,6 +61,8 @@ pub(crate) struct StdioClient {
     next_id: AtomicU64,
     child: tokio::sync::Mutex<Child>,
     pgid: Option<rustix::process::Pid>,
+    /// Its last stderr lines, for the error that names its exit.
+    tail: Arc<stderr::Tail>,
 }
 
 impl std::fmt::Debug for Outgoing {
@@ -108,7 +111,8 @@ impl StdioClient {
             writer.clone(),
             ctx.notifications,
         ));
-        tokio::spawn(read::stderr_loop(ctx.name.clone(), stderr));
+        let tail = Arc::new(stderr::Tail::default());
+        tokio::spawn(stderr::stderr_loop(ctx.name.clone(), stderr, ctx.stderr_log.clone(), tail.clone()));
         let client = Self {
             name: server.name.clone(),
             writer,
@@ -116,6 +120,7 @@ impl StdioClient {
             next_id: AtomicU64::new(1),
             child: tokio::sync::Mutex::new(child),
             pgid,
+            tail,
         };
         let timeout = std::time::Duration::from_secs(server.timeout_secs.max(1));
         let handshake = client.initialize(timeout).await;
@@ -181,6 +186,11 @@ impl StdioClient {
         self.kill_group();
         let _ = child.start_kill();
         let _ = child.wait().await;
+    }
+
+    /// Its last stderr lines (waiting a moment for stderr to close after an exit).
+    pub(crate) async fn stderr_tail(&self) -> Option<String> {
+        self.tail.text(crate::limits::UPSTREAM_STDERR_CLOSE_WAIT).await
     }
 
     /// The process id, for diagnostics and tests.
@@ -268,5 +278,6 @@ pub(crate) fn expand_tilde(path: &str) -> String {
 }
 
 mod read;
+mod stderr;
 #[cfg(test)]
 mod tests;

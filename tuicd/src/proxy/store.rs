@@ -45,6 +45,21 @@ pub(crate) enum StoreError {
     /// What an [`update`] refused.
     #[error("{0}")]
     Refused(String),
+    /// The save was based on another revision than the file has now (`If-Match`).
+    #[error(
+        "mcp-upstreams.json is at revision {current}, not {expected} (If-Match): another save changed it meanwhile; reload it (GET /mcp/upstreams) and retry"
+    )]
+    Stale { expected: String, current: String },
+}
+
+/// The file's revision, as `GET /mcp/upstreams` states it in its `ETag`: a hash of its content,
+/// so it moves with every change whoever made it, and needs no counter kept anywhere.
+pub(crate) fn revision(file: &UpstreamsFile) -> String {
+    let bytes = serde_json::to_vec(file).unwrap_or_default();
+    // FNV-1a, written out so a revision never depends on a library's hasher.
+    let hash =
+        bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3));
+    format!("{hash:016x}")
 }
 
 pub(crate) fn path(config_dir: &Path) -> PathBuf {
@@ -81,18 +96,27 @@ pub(crate) async fn read(config_dir: &Path) -> Result<UpstreamsFile, StoreError>
 
 /// Saves the caller's change from `base` (the snapshot it loaded) to `desired` onto the latest
 /// file, inside the lock: see [`merge`]. `own_port` is the daemon's TCP port, if it listens, so
-/// an upstream pointing at tuicd itself is refused. Returns the file before and after.
+/// an upstream pointing at tuicd itself is refused. With `if_match` (the revisions the caller
+/// accepts), a file at any other revision is refused as [`StoreError::Stale`] instead of merged.
+/// Returns the file before and after.
 pub(crate) async fn save_delta(
     config_dir: &Path,
     base: UpstreamsFile,
     desired: UpstreamsFile,
     own_port: Option<u16>,
+    if_match: Option<Vec<String>>,
 ) -> Result<(UpstreamsFile, UpstreamsFile), StoreError> {
     desired.validate(own_port).map_err(StoreError::Invalid)?;
     let delta = Delta::between(&base, &desired)?;
     let dir = config_dir.to_owned();
     blocking(config_dir, move || {
         locked(&dir, |before| {
+            if let Some(accepted) = if_match {
+                let current = revision(before);
+                if !accepted.iter().any(|r| r == "*" || *r == current) {
+                    return Err(StoreError::Stale { expected: accepted.join(", "), current });
+                }
+            }
             let after = delta.apply(before)?;
             after.validate(own_port).map_err(StoreError::MergedInvalid)?;
             Ok(after)

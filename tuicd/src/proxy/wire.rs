@@ -119,4 +119,6 @@ pub(crate) struct ConnectCtx {
     pub bearer: Option<std::sync::Arc<dyn BearerSource>>,
     /// The upstream's name, for logs (`source = "upstream"`, `upstream = name`).
     pub name: String,
+    /// Where a stdio upstream's stderr is written (`None`: logged only).
+    pub stderr_log: Option<std::path::PathBuf>,
 }

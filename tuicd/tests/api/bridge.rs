@@ -294,3 +294,35 @@ async fn a_submit_that_waits_out_its_whole_acknowledgement_window_gets_its_recei
     assert!(receipt["reason"].as_str().unwrap().starts_with("not_taken"), "{receipt}");
     assert_eq!(receipt["write_state"], json!("complete"));
 }
+
+#[tokio::test]
+async fn a_14_s_upstream_call_sending_progress_every_second_completes_through_the_bridge() {
+    use crate::upstream_util::{everything, wait_status, with_upstreams};
+    let daemon = with_upstreams(&[everything("everything")]).start().await;
+    wait_status(&daemon, "everything", "ready").await;
+    let mut bridge = Bridge::start(&daemon, None);
+    bridge.initialize().await;
+    let listed = bridge.ask("tools/list", json!({})).await;
+    let tool = "everything__trigger-long-running-operation";
+    let entry = listed["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == tool).unwrap();
+    assert_eq!(entry["_meta"]["tuic/deadline_ms"], json!(35_000), "tuicd states the deadline: {entry}");
+    // Longer than the bridge's ordinary 10 s: the stated deadline holds it open.
+    let params = json!({"name": tool, "arguments": {"duration": 14, "steps": 14}, "_meta": {"progressToken": "p-14"}});
+    let line = json!({"jsonrpc": "2.0", "id": "long", "method": "tools/call", "params": params}).to_string() + "\n";
+    let asked = std::time::Instant::now();
+    bridge.stdin.write_all(line.as_bytes()).await.unwrap();
+    let mut progress = Vec::new();
+    let answer = loop {
+        let message = bridge.next_message().await;
+        if message["method"] == json!("notifications/progress") {
+            assert_eq!(message["params"]["progressToken"], json!("p-14"), "{message}");
+            progress.push(message["params"]["progress"].clone());
+        } else if message["id"] == json!("long") {
+            break message;
+        }
+    };
+    assert!(asked.elapsed() >= std::time::Duration::from_secs(14), "{:?}", asked.elapsed());
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(answer["result"].get("isError").is_none() && text.contains("completed"), "{answer}");
+    assert!(progress.len() >= 13, "progress every second reached the client: {progress:?}");
+}

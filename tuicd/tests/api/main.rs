@@ -69,6 +69,7 @@ mod upstream_config_live;
 mod upstream_faults;
 mod upstream_http;
 mod upstream_keyring;
+mod upstream_names;
 mod upstream_oauth;
 mod upstream_oauth_live;
 mod upstream_proxy;

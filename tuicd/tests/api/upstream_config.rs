@@ -255,3 +255,59 @@ async fn secrets_are_redacted_and_a_save_of_what_was_shown_keeps_them() {
     assert_eq!(file["servers"][2]["transport"]["env"]["API_KEY"], "env-secret-3");
     assert_eq!(file["servers"][2]["name"], "local2");
 }
+
+/// A save with `If-Match`: its status, body and the `ETag` it answered.
+async fn save_if_match(daemon: &Daemon, if_match: &str, base: Value, config: Value) -> (StatusCode, Value, String) {
+    let response = daemon
+        .client
+        .put(Daemon::url("/mcp/upstreams"))
+        .header("if-match", if_match)
+        .json(&json!({"base": base, "config": config}))
+        .send()
+        .await
+        .unwrap();
+    let (status, etag) = (response.status(), response.headers().get("etag").map(|v| v.to_str().unwrap().to_owned()));
+    (status, response.json().await.unwrap_or(Value::Null), etag.unwrap_or_default())
+}
+
+#[tokio::test]
+async fn two_saves_from_the_same_revision_with_if_match_one_wins_and_the_other_is_409() {
+    let daemon = Daemon::start().await;
+    let response = daemon.client.get(Daemon::url("/mcp/upstreams")).send().await.unwrap();
+    let etag = response.headers().get("etag").expect("GET states the revision").to_str().unwrap().to_owned();
+    let base: Value = response.json().await.unwrap();
+    let (first, saved, next) = save_if_match(&daemon, &etag, base.clone(), servers(json!([disabled("a", "fs")]))).await;
+    assert_eq!(first, StatusCode::OK, "{saved}");
+    assert_ne!(next, etag, "the save answers the new revision");
+    let before = disk_text(&daemon);
+    let (second, refused, _) = save_if_match(&daemon, &etag, base, servers(json!([disabled("b", "git")]))).await;
+    assert_eq!(second, StatusCode::CONFLICT, "{refused}");
+    let message = refused["error"].as_str().unwrap();
+    assert!(message.contains("If-Match") && message.contains(etag.trim_matches('"')), "{message}");
+    assert_eq!(disk_text(&daemon), before, "the stale save changed nothing");
+    let (_, now) = daemon.get("/mcp/upstreams").await;
+    let (third, _, _) =
+        save_if_match(&daemon, &next, now, servers(json!([disabled("a", "fs"), disabled("b", "git")]))).await;
+    assert_eq!(third, StatusCode::OK, "a save from the current revision goes through");
+    let (bad, error, _) = save_if_match(&daemon, "\"\"", servers(json!([])), servers(json!([]))).await;
+    assert_eq!(bad, StatusCode::BAD_REQUEST, "{error}");
+    assert!(error["error"].as_str().unwrap().contains("If-Match"), "{error}");
+}
+
+#[tokio::test]
+async fn a_disabled_native_tool_that_is_no_native_tool_and_a_glob_filter_are_refused_naming_the_entry() {
+    let daemon = Daemon::start().await;
+    let (status, error) = daemon.put("/config", json!({"disabled_native_tools": ["session", "up__tool"]})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{error}");
+    let message = error["error"].as_str().unwrap();
+    assert!(message.contains("'up__tool' is not a native tool") && message.contains("tool_filter"), "{message}");
+    let (_, config) = daemon.get("/config").await;
+    assert_eq!(config["disabled_native_tools"], json!(["config", "debug"]), "nothing changed");
+    let mut filtered = disabled("a", "fs");
+    filtered["tool_filter"] = json!({"mode": "deny", "patterns": ["echo", "e*o"]});
+    let (status, error) = save(&daemon, servers(json!([])), servers(json!([filtered]))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{error}");
+    let message = error["error"].as_str().unwrap();
+    assert!(message.contains("UnsupportedPattern") && message.contains("\"e*o\""), "{message}");
+    assert_eq!(disk_text(&daemon), None, "nothing written");
+}

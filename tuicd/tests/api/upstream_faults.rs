@@ -40,7 +40,7 @@ async fn killing_an_upstream_mid_call_fails_the_call_clearly_and_the_upstream_re
     })
     .await;
     let restarted = wait_status(&daemon, "everything", "ready").await;
-    assert!(restarted["last_error"].as_str().unwrap().contains("exited"), "{restarted}");
+    assert!(restarted.get("last_error").is_none(), "recovered, the error is cleared: {restarted}");
     assert_eq!(children_running(daemon.pid(), "server-everything"), now);
     let echo = call_tool(&daemon, &session, "everything__echo", json!({"message": "back"})).await;
     assert!(echo["result"]["content"][0]["text"].as_str().unwrap().contains("back"), "{echo}");
@@ -93,10 +93,10 @@ async fn malicious_tool_names_are_skipped_and_logged_and_native_tools_stay_nativ
     wait_status(&daemon, "mal", "ready").await;
     let names = listed_names(&daemon, &session).await;
     let upstream: Vec<&String> = names.iter().filter(|n| n.starts_with("mal__")).collect();
-    assert_eq!(upstream, ["mal__session", "mal__call_tool", "mal__fine"], "{names:?}");
+    assert_eq!(upstream, ["mal__session", "mal__call_tool", "mal__a__b", "mal__fine"], "{names:?}");
     assert_eq!(names.iter().filter(|n| *n == "session").count(), 1);
     let log = daemon.log();
-    for skipped in ["a__b", "bad name!", "x/y", &"z".repeat(130)] {
+    for skipped in ["bad name!", "x/y", &"z".repeat(130)] {
         assert!(
             log.contains(&format!("tool={skipped}")) || log.contains(&format!("tool=\"{skipped}\"")),
             "{skipped} logged"
@@ -107,7 +107,10 @@ async fn malicious_tool_names_are_skipped_and_logged_and_native_tools_stay_nativ
     assert_eq!(native["result"]["content"][0]["text"], "[]", "the native session tool answered: {native}");
     let proxied = call_tool(&daemon, &session, "mal__session", json!({})).await;
     assert_eq!(proxied["result"]["content"][0]["text"], "session done");
-    let refused = call_tool(&daemon, &session, "mal__a__b", json!({})).await;
+    // Routed by the pair it was listed with: the "__" inside the tool's own name is just a character.
+    let inner = call_tool(&daemon, &session, "mal__a__b", json!({})).await;
+    assert_eq!(inner["result"]["content"][0]["text"], "a__b done", "{inner}");
+    let refused = call_tool(&daemon, &session, "mal__x/y", json!({})).await;
     assert_eq!(refused["error"]["code"], -32602, "a skipped name cannot be called: {refused}");
 }
 
@@ -183,7 +186,7 @@ async fn a_client_cancellation_ends_the_upstream_call_and_reaches_the_upstream()
 }
 
 #[tokio::test]
-async fn a_client_that_goes_away_cancels_its_upstream_call() {
+async fn a_client_that_went_away_can_still_cancel_its_upstream_call_by_its_request_id() {
     let mut sleeper = fake("sleeper", "hang", None);
     sleeper["timeout_secs"] = json!(120);
     let daemon = with_upstreams(&[sleeper]).config(json!({"disabled_native_tools": []})).start().await;
@@ -201,9 +204,69 @@ async fn a_client_that_goes_away_cancels_its_upstream_call() {
         .send()
         .await;
     assert!(gone.is_err(), "the client gave up before the answer: {:?}", gone.map(|r| r.status()));
-    wait_until("the upstream told of the cancellation", DEADLINE, || async {
+    // Going away cancels nothing (the client was told the call may still complete, see
+    // upstream_proxy.rs); the call stays in flight under its request id, which the client's
+    // `notifications/cancelled` still ends.
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}});
+    let accepted = crate::mcp_client::post_raw(&daemon, cancel.to_string(), &[("mcp-session-id", &session)]).await;
+    assert_eq!(accepted.status, 202);
+    let logs = wait_until("the upstream told of the cancellation", DEADLINE, || async {
         let logs = ok(&daemon, "debug", json!({"action": "logs", "source": "upstream", "limit": 1000})).await;
-        logs.to_string().contains("cancelled request").then_some(())
+        logs.to_string().contains("cancelled request").then_some(logs)
     })
     .await;
+    assert_eq!(logs.to_string().matches("cancelled request").count(), 1, "cancelled once: {logs}");
+}
+
+#[tokio::test]
+async fn a_burst_of_list_changed_costs_at_most_one_refetch_in_flight_and_one_queued() {
+    let daemon = with_upstreams(&[fake("chatty", "chatty", None)]).start().await;
+    let session = session(&daemon).await;
+    wait_status(&daemon, "chatty", "ready").await;
+    let lists =
+        |answer: serde_json::Value| answer["result"]["content"][0]["text"].as_str().unwrap().parse::<u32>().unwrap();
+    let before = lists(call_tool(&daemon, &session, "chatty__lists", json!({})).await);
+    let burst = call_tool(&daemon, &session, "chatty__burst", json!({})).await;
+    assert_eq!(burst["result"]["content"][0]["text"], "burst done", "{burst}");
+    // The re-fetches are requests to the same process, answered in order: once one is seen, a
+    // daemon that re-fetched per notification would have hundreds on the way (at least the 256
+    // the notification queue holds). Coalesced, a queued re-fetch runs again only while the burst
+    // is still being read, so a few run, however many notifications come.
+    let after = wait_until("a re-fetch after the burst", DEADLINE, || async {
+        let after = lists(call_tool(&daemon, &session, "chatty__lists", json!({})).await);
+        (after > before).then_some(after)
+    })
+    .await;
+    let settled = lists(call_tool(&daemon, &session, "chatty__lists", json!({})).await);
+    assert!(settled - before <= 16, "500 notifications: {before} -> {after} -> {settled} tools/list");
+}
+
+#[tokio::test]
+async fn a_crash_names_its_last_stderr_lines_which_go_to_a_bounded_file_not_the_daemons_log() {
+    let daemon = with_upstreams(&[fake("crashy", "crashy", None)]).start().await;
+    let session = session(&daemon).await;
+    wait_status(&daemon, "crashy", "ready").await;
+    let crashed = call_tool(&daemon, &session, "crashy__crash", json!({})).await;
+    assert_eq!(crashed["result"]["isError"], true, "{crashed}");
+    let down = wait_until("the crash's error", DEADLINE, || async {
+        let status = upstream(&daemon, "crashy").await;
+        status["last_error"].as_str().is_some_and(|e| e.contains("exited or disconnected")).then_some(status)
+    })
+    .await;
+    let error = down["last_error"].as_str().unwrap();
+    assert!(error.contains("Traceback (most recent call last)") && error.contains("RuntimeError: boom"), "{error}");
+    let file = daemon.dir.path().join("logs/upstreams/crashy.log");
+    let written = std::fs::read_to_string(&file).unwrap();
+    assert!(written.contains("chatter line 0\n") && written.contains("chatter line 199\nTraceback"), "every line");
+    let log = daemon.log();
+    // The crash's own warning quotes the last lines; the stderr lines themselves are sampled.
+    let sampled = log.lines().filter(|l| l.contains("chatter line") && !l.contains("exited or disconnected")).count();
+    assert!(sampled <= 1, "{sampled} of 200 stderr lines in the daemon's log");
+    // Respawned (after the 5 s gap) and ready again, the crash's error is gone.
+    wait_until("the respawned upstream ready without the error", DEADLINE, || async {
+        let status = upstream(&daemon, "crashy").await;
+        (status["status"] == "ready" && status.get("last_error").is_none()).then_some(())
+    })
+    .await;
+    assert_eq!(children_running(daemon.pid(), "fake_mcp.py").len(), 1, "one process again");
 }

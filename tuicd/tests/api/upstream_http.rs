@@ -222,3 +222,23 @@ async fn a_static_bearer_token_is_presented_on_every_request() {
     assert!(seen.iter().all(|a| a.as_deref() == Some("Bearer s3cret-token")), "{seen:?}");
     assert!(!daemon.log().contains("s3cret-token"), "the token never reaches the log");
 }
+
+#[tokio::test]
+async fn a_dead_http_upstream_leaves_ready_after_three_failed_calls_not_at_the_next_health_check() {
+    let mut everything = Everything::start().await;
+    let daemon = with_upstreams(&[http_upstream("every", &everything.url, None)]).start().await;
+    wait_status(&daemon, "every", "ready").await;
+    let session = session(&daemon).await;
+    everything.child.kill().await.unwrap();
+    for _ in 0..3 {
+        let failed = call_tool(&daemon, &session, "every__echo", json!({"message": "anyone?"})).await;
+        assert!(failed["result"]["isError"] == true || failed.get("error").is_some(), "{failed}");
+    }
+    // Well inside the 60 s health interval: the calls' failures opened the breaker.
+    let status = crate::harness::wait_until("the upstream leaves ready", std::time::Duration::from_secs(5), || async {
+        let status = crate::upstream_util::upstream(&daemon, "every").await;
+        (status["status"] != "ready").then_some(status)
+    })
+    .await;
+    assert!(status["last_error"].as_str().is_some_and(|e| !e.is_empty()), "{status}");
+}

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::harness::{DEADLINE, wait_until};
-use crate::mcp_client::{open_stream, read_until};
+use crate::mcp_client::{open_stream, post_raw, read_until};
 use crate::upstream_util::*;
 
 #[tokio::test]
@@ -158,4 +158,47 @@ async fn the_first_list_after_boot_waits_for_upstreams_still_connecting() {
     let session = session(&daemon).await;
     let names = listed_names(&daemon, &session).await;
     assert!(names.contains(&"grows__first".to_owned()), "{names:?}");
+}
+
+#[tokio::test]
+async fn a_call_whose_client_goes_away_still_runs_to_its_answer_upstream() {
+    let daemon = with_upstreams(&[everything("everything")]).start().await;
+    let session = session(&daemon).await;
+    wait_status(&daemon, "everything", "ready").await;
+    // The client stops waiting after 1 s of a 3 s call and drops its connection, as a client
+    // past its own deadline does: tuicd told it the call may still complete, and it does.
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+        "name": "everything__trigger-long-running-operation", "arguments": {"duration": 3, "steps": 3}}});
+    let headers = [("mcp-session-id", session.as_str())];
+    let gave_up =
+        tokio::time::timeout(std::time::Duration::from_secs(1), post_raw(&daemon, body.to_string(), &headers));
+    assert!(gave_up.await.is_err(), "the call lasts longer than the client waits");
+    let metrics = wait_until("the abandoned call answered upstream", DEADLINE, || async {
+        let metrics = upstream(&daemon, "everything").await["metrics"].clone();
+        (metrics["call_count"] == 1).then_some(metrics)
+    })
+    .await;
+    assert_eq!(metrics["error_count"], 0, "not cancelled, not failed: {metrics}");
+    assert!(metrics["last_latency_ms"].as_u64().unwrap() >= 3000, "the whole operation ran: {metrics}");
+}
+
+#[tokio::test]
+async fn each_upstream_tool_states_its_deadline_and_call_tool_the_longest() {
+    let mut slow = everything("slow");
+    slow["timeout_secs"] = json!(90);
+    let daemon = with_upstreams(&[everything("everything"), slow]).start().await;
+    let session = session(&daemon).await;
+    wait_status(&daemon, "everything", "ready").await;
+    wait_status(&daemon, "slow", "ready").await;
+    let listing = request(&daemon, &session, 4, "tools/list", json!({})).await;
+    let tools = listing["result"]["tools"].as_array().unwrap();
+    let deadline =
+        |name: &str| tools.iter().find(|t| t["name"] == name).map(|t| t["_meta"]["tuic/deadline_ms"].clone());
+    assert_eq!(deadline("everything__echo"), Some(json!(35_000)), "timeout_secs 30 plus 5 s");
+    assert_eq!(deadline("slow__echo"), Some(json!(95_000)));
+    assert_eq!(deadline("session"), Some(Value::Null), "native tools state none");
+    daemon.put("/config", json!({"collapse_tools": true})).await;
+    let collapsed = request(&daemon, &session, 5, "tools/list", json!({})).await;
+    let call_tool = collapsed["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == "call_tool").unwrap();
+    assert_eq!(call_tool["_meta"]["tuic/deadline_ms"], json!(95_000), "{call_tool}");
 }

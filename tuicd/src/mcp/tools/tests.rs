@@ -206,3 +206,9 @@ async fn a_remote_caller_lists_the_worktrees_of_registered_repositories_only() {
     let listed = call(registry(), local, "repo", list).await.unwrap();
     assert_eq!(listed["isError"], false, "a caller on the socket reads any repository: {listed}");
 }
+
+#[test]
+fn the_config_layers_list_of_native_tools_is_the_registrys() {
+    let names: Vec<&str> = super::registry().iter().map(|t| t.name).collect();
+    assert_eq!(names, crate::config::model::NATIVE_TOOL_NAMES, "disabled_native_tools is checked against this list");
+}

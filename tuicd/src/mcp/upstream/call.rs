@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 use super::SEPARATOR;
 use crate::mcp::model::{Reply, RpcError, ToolText};
 use crate::mcp::tools::meta::CALL_TOOL;
-use crate::proxy::registry::{CallError, Deliver};
+use crate::proxy::registry::{CallError, Deliver, Status};
 use crate::proxy::wire::UpstreamError;
 use crate::state::App;
 
@@ -23,19 +23,23 @@ pub(crate) struct Target {
 }
 
 /// The upstream tool `name` (or, through `call_tool` on the collapsed surface, its
-/// `tool_name`) names, when upstreams are configured.
+/// `tool_name`) names, when upstreams are configured: a name the aggregate lists, or one that
+/// looks qualified (`__`) and is not native, which [`call`] refuses naming why.
 pub(crate) fn target(app: &App, name: &str, arguments: &Option<Value>, collapsed: bool) -> Option<Target> {
     if app.upstreams.is_empty() {
         return None;
     }
-    let qualified = |n: &str| n.contains(SEPARATOR) && !crate::mcp::tools::registry().iter().any(|t| t.name == n);
-    if qualified(name) {
+    let upstream_tool = |n: &str| {
+        app.mcp.upstream.find_fresh(app, n).is_some()
+            || (n.contains(SEPARATOR) && !crate::mcp::tools::registry().iter().any(|t| t.name == n))
+    };
+    if upstream_tool(name) {
         return Some(Target { qualified: name.to_owned(), arguments: arguments.clone(), via_meta: false });
     }
     if name == CALL_TOOL && collapsed {
         let args = arguments.as_ref()?.as_object()?;
         let tool_name = args.get("tool_name")?.as_str()?;
-        if qualified(tool_name) {
+        if upstream_tool(tool_name) {
             return Some(Target {
                 qualified: tool_name.to_owned(),
                 arguments: args.get("arguments").cloned(),
@@ -63,15 +67,10 @@ pub(crate) async fn call(
         Some(Value::Object(map)) => Value::Object(map),
         Some(_) => return refused(RpcError::invalid_params("tools/call: \"arguments\" must be an object")),
     };
-    let (upstream, tool) = target.qualified.split_once(SEPARATOR).unwrap_or((&target.qualified, ""));
-    // A call may come before the watcher has refreshed the aggregate (just after a reconnect).
-    let listed = app.mcp.upstream.lists(&target.qualified) || {
-        app.mcp.upstream.refresh(app);
-        app.mcp.upstream.lists(&target.qualified)
+    // Routed by the (upstream, tool) pair the name was listed with, never by splitting the name.
+    let Some(listed) = app.mcp.upstream.find_fresh(app, &target.qualified) else {
+        return failure(not_listed(app, &target.qualified)).map_or_else(refused, Ok);
     };
-    if !listed && let Some(error) = not_listed(app, upstream, tool) {
-        return refused(error);
-    }
     let mut params = json!({"arguments": arguments});
     if let Some(meta) = meta.filter(Value::is_object) {
         params["_meta"] = meta;
@@ -79,17 +78,35 @@ pub(crate) async fn call(
     let caller = session.map(|s| deliver_to(app, s));
     let key = session.map(|s| (s.to_owned(), request_id.to_string()));
     let cancelled = key.as_ref().map(|k| app.mcp.upstream.register(k.clone()));
-    let run = app.upstreams.call(upstream, tool, params, caller);
-    let outcome = match cancelled {
-        Some(cancelled) => tokio::select! {
-            outcome = run => Some(outcome),
-            _ = cancelled => None,
-        },
-        None => Some(run.await),
+    // The call runs on a task of its own: a client that stops waiting (its deadline passed, its
+    // connection dropped) leaves it running to its answer or its `timeout_secs`, so a client told
+    // that the call "may still complete" is told the truth. Only `notifications/cancelled` (or the
+    // timeout) cancels it upstream.
+    let run = {
+        let (app, upstream, tool) = (app.clone(), listed.upstream, listed.tool);
+        tokio::spawn(async move {
+            let run = app.upstreams.call(&upstream, &tool, params, caller);
+            let outcome = match cancelled {
+                Some(cancelled) => tokio::select! {
+                    outcome = run => Some(outcome),
+                    _ = cancelled => None,
+                },
+                None => Some(run.await),
+            };
+            if let Some(key) = &key {
+                app.mcp.upstream.unregister(key);
+            }
+            outcome
+        })
     };
-    if let Some(key) = &key {
-        app.mcp.upstream.unregister(key);
-    }
+    let outcome = match run.await {
+        Ok(outcome) => outcome,
+        Err(panicked) => {
+            tracing::error!(source = "upstream", tool = %target.qualified, error = %panicked, "proxied call failed");
+            let error = json!({"error": format!("{}: the call failed inside tuicd", target.qualified)});
+            return Ok(Reply::Tool(ToolText::json(&error, true)));
+        }
+    };
     let Some(outcome) = outcome else {
         tracing::info!(source = "upstream", tool = %target.qualified, "proxied call cancelled by its client");
         let error = json!({"error": format!("{}: cancelled by the client", target.qualified)});
@@ -117,27 +134,35 @@ fn passthrough(result: Value) -> Reply {
     Reply::Tool(ToolText::json(&result, false))
 }
 
-/// The refusal of a name the aggregate does not list, or `None` to let the registry answer (an
-/// upstream that is not ready names its own state).
-fn not_listed(app: &App, upstream: &str, tool: &str) -> Option<RpcError> {
-    let status = app.upstreams.status(upstream);
-    let ready = status == Some(crate::proxy::registry::Status::Ready);
-    if status.is_some() && !ready {
-        return None;
-    }
-    if status.is_none() {
-        let valid: Vec<String> = app.upstreams.snapshot().into_iter().map(|s| s.name).collect();
-        return Some(RpcError::invalid_params(format!(
-            "Unknown upstream '{upstream}'. Valid upstreams: {}",
-            valid.join(", ")
-        )));
+/// Why `name`, which the aggregate does not list, cannot be called: the upstream whose
+/// `{name}__` it starts with (the longest such) is not ready, or lists no such tool; or no
+/// upstream's name starts it.
+fn not_listed(app: &App, name: &str) -> CallError {
+    let upstreams = app.upstreams.snapshot();
+    let owner = upstreams
+        .iter()
+        .filter(|u| name.strip_prefix(u.name.as_str()).is_some_and(|rest| rest.starts_with(SEPARATOR)))
+        .max_by_key(|u| u.name.len());
+    let Some(owner) = owner else {
+        let valid: Vec<&str> = upstreams.iter().map(|u| u.name.as_str()).collect();
+        let guess = name.split(SEPARATOR).next().unwrap_or(name);
+        return CallError::UnknownUpstream { name: guess.to_owned(), valid: valid.join(", ") };
+    };
+    let upstream = owner.name.clone();
+    match owner.status {
+        Status::Ready => {}
+        status @ (Status::NeedsAuth | Status::Authenticating) => {
+            return CallError::NeedsAuth { name: upstream, status: status.as_str() };
+        }
+        status => {
+            let last_error = owner.last_error.clone();
+            return CallError::Unavailable { name: upstream, status: status.as_str(), last_error };
+        }
     }
     let listed = app.mcp.upstream.listed();
     let valid: Vec<&str> = listed.iter().filter(|t| t.upstream == upstream).map(|t| t.qualified.as_str()).collect();
-    Some(RpcError::invalid_params(format!(
-        "Unknown tool '{tool}' on upstream '{upstream}'. Valid tools: {}",
-        valid.join(", ")
-    )))
+    let tool = name[upstream.len() + SEPARATOR.len()..].to_owned();
+    CallError::UnknownTool { upstream, tool, valid: valid.join(", ") }
 }
 
 /// A failed call: a protocol error, or (`Ok`) the tool result that reports it.

@@ -7,7 +7,7 @@
 
 mod call;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, RwLock};
 
 use serde_json::Value;
@@ -15,6 +15,7 @@ use tokio::sync::oneshot;
 
 use super::tools::meta::ToolDoc;
 use crate::lock::{Recover, RecoverRw};
+use crate::proxy::registry::UpstreamTool;
 use crate::state::App;
 
 pub(crate) use call::{call, cancel, target};
@@ -43,11 +44,18 @@ pub(crate) struct UpstreamTools {
     built_from: Mutex<u64>,
     /// Proxied calls in flight by (protocol session, JSON-RPC id), for `notifications/cancelled`.
     in_flight: Mutex<HashMap<(String, String), oneshot::Sender<()>>>,
+    /// The renames and refusals the last rebuild logged, so each is logged once while it lasts.
+    warned: Mutex<HashSet<Note>>,
 }
 
 impl Default for UpstreamTools {
     fn default() -> Self {
-        Self { current: RwLock::default(), built_from: Mutex::new(u64::MAX), in_flight: Mutex::default() }
+        Self {
+            current: RwLock::default(),
+            built_from: Mutex::new(u64::MAX),
+            in_flight: Mutex::default(),
+            warned: Mutex::default(),
+        }
     }
 }
 
@@ -56,17 +64,14 @@ impl UpstreamTools {
         self.current.read_locked().clone()
     }
 
-    pub(crate) fn lists(&self, qualified: &str) -> bool {
-        self.current.read_locked().iter().any(|t| t.qualified == qualified)
-    }
-
     pub(crate) fn find(&self, qualified: &str) -> Option<Listed> {
         self.current.read_locked().iter().find(|t| t.qualified == qualified).cloned()
     }
 
-    /// Rebuilds the aggregate when the registry's tools changed since it was last built (skipped
-    /// names are logged once per change); `true` when it changed. Any reader may refresh (a list
-    /// or a call may come before the watcher); the watcher alone announces changes.
+    /// Rebuilds the aggregate when the registry's tools changed since it was last built (each
+    /// renamed or refused tool is logged once while it stays so); `true` when it changed. Any
+    /// reader may refresh (a list or a call may come before the watcher); the watcher alone
+    /// announces changes.
     pub(super) fn refresh(&self, app: &App) -> bool {
         let mut built_from = self.built_from.locked();
         let generation = app.upstreams.tools_generation();
@@ -74,38 +79,30 @@ impl UpstreamTools {
             return false;
         }
         *built_from = generation;
-        let native: Vec<&str> = super::tools::registry().iter().map(|t| t.name).collect();
-        let meta = super::tools::meta::NAMES;
-        let mut seen = std::collections::HashSet::new();
-        let mut next = Vec::new();
-        for tool in app.upstreams.tools() {
-            let name = tool.name().to_owned();
-            let qualified = format!("{}{SEPARATOR}{name}", tool.upstream);
-            let refusal = if name.contains(SEPARATOR) {
-                Some("its name contains \"__\", which separates upstream and tool")
-            } else if !valid_tool_name(&qualified) {
-                Some("the qualified name does not fit MCP's tool-name rule (1-128 characters of A-Z a-z 0-9 _ . -)")
-            } else if native.contains(&qualified.as_str()) || meta.contains(&qualified.as_str()) {
-                Some("the qualified name collides with a native tool")
-            } else if !seen.insert(qualified.clone()) {
-                Some("the upstream lists this name twice")
-            } else {
-                None
-            };
-            if let Some(why) = refusal {
-                tracing::warn!(source = "upstream", upstream = %tool.upstream, tool = %name, reason = why, "tool skipped");
-                continue;
+        let mut reserved: Vec<&str> = super::tools::registry().iter().map(|t| t.name).collect();
+        reserved.extend(super::tools::meta::NAMES);
+        let (next, notes) = aggregate(app.upstreams.tools(), &reserved);
+        let mut warned = self.warned.locked();
+        for note in &notes {
+            if !warned.contains(note) {
+                tracing::warn!(source = "upstream", upstream = %note.upstream, tool = %note.tool, "{}", note.message);
             }
-            let mut value = tool.tool;
-            value["name"] = Value::String(qualified.clone());
-            next.push(Listed { qualified, upstream: tool.upstream, tool: name, value });
         }
+        *warned = notes.into_iter().collect();
+        drop(warned);
         let mut current = self.current.write_locked();
         if **current == next {
             return false;
         }
         *current = Arc::new(next);
         true
+    }
+
+    /// The listed tool `name`, refreshing the aggregate first if the registry moved on (a call
+    /// may come before the watcher has rebuilt it, just after a reconnect).
+    pub(crate) fn find_fresh(&self, app: &App, name: &str) -> Option<Listed> {
+        self.refresh(app);
+        self.find(name)
     }
 
     /// The search documents of the aggregate.
@@ -125,6 +122,129 @@ impl UpstreamTools {
 
     pub(super) fn take(&self, key: &(String, String)) -> Option<oneshot::Sender<()>> {
         self.in_flight.locked().remove(key)
+    }
+}
+
+/// A tool listed under another name than `{upstream}__{tool}`, or not listed, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Note {
+    pub upstream: String,
+    pub tool: String,
+    pub message: String,
+}
+
+/// The aggregate of the ready upstreams' tools, in their order, and what was renamed or refused.
+///
+/// Calls are routed by the (upstream, tool) pair each listed name is kept with here, never by
+/// splitting the name, so a name is listed only when exactly one pair claims it: two upstreams'
+/// tools that would be listed under one name (`c` + `_x` and `c_` + `x` are both `c___x`) are
+/// both refused, naming each other, since listing either would hide which one a call means.
+fn aggregate(tools: Vec<UpstreamTool>, reserved: &[&str]) -> (Vec<Listed>, Vec<Note>) {
+    let mut notes = Vec::new();
+    let note =
+        |upstream: &str, tool: &str, message: String| Note { upstream: upstream.into(), tool: tool.into(), message };
+    let mut candidates: Vec<Listed> = Vec::new();
+    for tool in tools {
+        let name = tool.name().to_owned();
+        if !valid_tool_name(&name) {
+            let why =
+                "tool skipped: its name does not fit MCP's tool-name rule (1-128 characters of A-Z a-z 0-9 _ . -)";
+            notes.push(note(&tool.upstream, &name, why.into()));
+            continue;
+        }
+        if candidates.iter().any(|c| c.upstream == tool.upstream && c.tool == name) {
+            notes.push(note(&tool.upstream, &name, "tool skipped: the upstream lists this name twice".into()));
+            continue;
+        }
+        let wanted = format!("{}{SEPARATOR}{}", tool.upstream, tool.alias.as_deref().unwrap_or(&name));
+        let qualified = fit(&wanted, &tool.upstream, &name);
+        if qualified != wanted {
+            notes.push(note(&tool.upstream, &name, format!(
+                "tool listed as {qualified:?}: {wanted:?} is longer than {} characters, which a client that prefixes \
+                 mcp__tuic__ (Claude Code) refuses; choose a name with tool_aliases in mcp-upstreams.json",
+                crate::limits::UPSTREAM_TOOL_NAME_MAX
+            )));
+        }
+        let mut value = tool.tool;
+        value["name"] = Value::String(qualified.clone());
+        state_deadline(&mut value, deadline_ms(tool.timeout_secs));
+        candidates.push(Listed { qualified, upstream: tool.upstream, tool: name, value });
+    }
+    let mut claims: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, candidate) in candidates.iter().enumerate() {
+        claims.entry(candidate.qualified.as_str()).or_default().push(i);
+    }
+    let mut refused = vec![false; candidates.len()];
+    for (i, candidate) in candidates.iter().enumerate() {
+        let others: Vec<String> = claims[candidate.qualified.as_str()]
+            .iter()
+            .filter(|j| **j != i)
+            .map(|j| format!("upstream {:?} tool {:?}", candidates[*j].upstream, candidates[*j].tool))
+            .collect();
+        let why = if reserved.contains(&candidate.qualified.as_str()) {
+            format!("tool skipped: {:?} collides with a native tool", candidate.qualified)
+        } else if !others.is_empty() {
+            format!(
+                "tool skipped: upstream {:?} tool {:?} and {} would both be listed as {:?}, so a call could not tell them \
+                 apart; rename one with tool_aliases",
+                candidate.upstream,
+                candidate.tool,
+                others.join(" and "),
+                candidate.qualified
+            )
+        } else {
+            continue;
+        };
+        refused[i] = true;
+        notes.push(note(&candidate.upstream, &candidate.tool, why));
+    }
+    let listed = candidates.into_iter().zip(refused).filter(|(_, refused)| !refused).map(|(c, _)| c).collect();
+    (listed, notes)
+}
+
+/// `wanted` when it fits [`crate::limits::UPSTREAM_TOOL_NAME_MAX`], else its start and a hash of
+/// the (upstream, tool) pair: the same pair gets the same name after every restart.
+fn fit(wanted: &str, upstream: &str, tool: &str) -> String {
+    let max = crate::limits::UPSTREAM_TOOL_NAME_MAX;
+    if wanted.len() <= max {
+        return wanted.to_owned();
+    }
+    // FNV-1a, written out so the name never depends on a library's hasher; `\0` cannot occur in
+    // either name, so no two pairs hash the same input.
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in upstream.bytes().chain([0]).chain(tool.bytes()) {
+        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    let suffix = format!("{:08x}", (hash ^ (hash >> 32)) as u32);
+    // `wanted` is ASCII (upstream names and valid tool names are), so any byte is a boundary.
+    format!("{}_{suffix}", &wanted[..max - 1 - suffix.len()])
+}
+
+/// The deadline a client is told for one call of an upstream tool whose upstream waits
+/// `timeout_secs`: that plus a margin, bounded by tuicd's own request timeout (which answers first).
+fn deadline_ms(timeout_secs: u64) -> u64 {
+    let limits = (crate::limits::REQUEST_TIMEOUT, crate::limits::UPSTREAM_CALL_MARGIN);
+    let waits = std::time::Duration::from_secs(timeout_secs).min(limits.0);
+    (waits + limits.1).as_millis() as u64
+}
+
+/// Writes the deadline into the tool's `_meta` (kept beside the upstream's own keys).
+fn state_deadline(tool: &mut Value, deadline_ms: u64) {
+    if !tool.get("_meta").is_some_and(Value::is_object) {
+        tool["_meta"] = Value::Object(serde_json::Map::new());
+    }
+    tool["_meta"][proto::TOOL_DEADLINE_META] = Value::from(deadline_ms);
+}
+
+/// States on the collapsed surface's `call_tool` the longest deadline of any configured
+/// upstream: it may reach any of their tools.
+pub(crate) fn state_call_tool_deadline(app: &App, listing: &mut Value) {
+    let Some(longest) = app.upstreams.current_file().servers.iter().map(|s| s.timeout_secs.max(1)).max() else {
+        return;
+    };
+    let tools = listing.get_mut("tools").and_then(Value::as_array_mut);
+    if let Some(call_tool) = tools.into_iter().flatten().find(|t| t["name"] == super::tools::meta::CALL_TOOL) {
+        state_deadline(call_tool, deadline_ms(longest));
     }
 }
 
@@ -196,5 +316,84 @@ mod tests {
         assert!(!valid_tool_name("has space"));
         assert!(!valid_tool_name("slash/name"));
         assert!(!valid_tool_name(&"x".repeat(129)));
+    }
+
+    fn tool(upstream: &str, name: &str, alias: Option<&str>) -> UpstreamTool {
+        UpstreamTool {
+            upstream: upstream.into(),
+            tool: serde_json::json!({"name": name, "inputSchema": {"type": "object"}}),
+            timeout_secs: 30,
+            alias: alias.map(String::from),
+        }
+    }
+
+    fn names(listed: &[Listed]) -> Vec<(&str, &str, &str)> {
+        listed.iter().map(|l| (l.qualified.as_str(), l.upstream.as_str(), l.tool.as_str())).collect()
+    }
+
+    #[test]
+    fn each_listed_name_keeps_its_pair_and_names_two_pairs_claim_are_refused_naming_both() {
+        let tools = vec![
+            tool("b_", "echo", None),
+            tool("c", "_x", None),
+            tool("c_", "x", None),
+            tool("up", "a__b", None),
+            tool("up", "session", None),
+            tool("up", "twice", None),
+            tool("up", "twice", None),
+        ];
+        let (listed, notes) = aggregate(tools, &["session", "up__session"]);
+        assert_eq!(
+            names(&listed),
+            [("b___echo", "b_", "echo"), ("up__a__b", "up", "a__b"), ("up__twice", "up", "twice")]
+        );
+        let about = |upstream: &str, tool: &str| {
+            notes
+                .iter()
+                .find(|n| n.upstream == upstream && n.tool == tool)
+                .map(|n| n.message.clone())
+                .unwrap_or_default()
+        };
+        for (upstream, tool, other) in
+            [("c", "_x", r#"upstream "c_" tool "x""#), ("c_", "x", r#"upstream "c" tool "_x""#)]
+        {
+            let message = about(upstream, tool);
+            assert!(message.contains(other) && message.contains("\"c___x\""), "{message}");
+        }
+        assert!(about("up", "session").contains("collides with a native tool"));
+        assert!(about("up", "twice").contains("lists this name twice"));
+    }
+
+    #[test]
+    fn long_names_are_shortened_stably_within_64_with_claude_codes_prefix_and_aliases_rename() {
+        let long_tool = "trigger-a-really-long-running-operation-with-progress";
+        let (listed, notes) = aggregate(vec![tool("everything", long_tool, None)], &[]);
+        let shortened = listed[0].qualified.clone();
+        assert_eq!(shortened.len(), crate::limits::UPSTREAM_TOOL_NAME_MAX);
+        assert_eq!(format!("mcp__tuic__{shortened}").len(), 64);
+        assert!(shortened.starts_with("everything__trigger-a-really-long-running"), "{shortened}");
+        assert!(valid_tool_name(&shortened));
+        assert_eq!((listed[0].upstream.as_str(), listed[0].tool.as_str()), ("everything", long_tool));
+        let (again, _) = aggregate(vec![tool("everything", long_tool, None)], &[]);
+        assert_eq!(again[0].qualified, shortened, "stable");
+        let (other, _) = aggregate(vec![tool("everything", &format!("{long_tool}2"), None)], &[]);
+        assert_ne!(other[0].qualified, shortened, "another tool with the same start gets another suffix");
+        let message = &notes[0].message;
+        assert!(message.contains(&shortened) && message.contains(&format!("everything__{long_tool}")), "{message}");
+        let (aliased, notes) = aggregate(vec![tool("everything", long_tool, Some("long-op"))], &[]);
+        assert_eq!(names(&aliased), [("everything__long-op", "everything", long_tool)]);
+        assert!(notes.is_empty(), "{notes:?}");
+    }
+
+    #[test]
+    fn a_tool_states_its_upstreams_timeout_plus_the_margin_beside_its_own_meta() {
+        assert_eq!(deadline_ms(30), 35_000);
+        assert_eq!(deadline_ms(10_000), 306_000, "bounded by tuicd's request timeout");
+        let mut tool = serde_json::json!({"name": "t", "_meta": {"vendor": 1}});
+        state_deadline(&mut tool, 35_000);
+        assert_eq!(tool["_meta"], serde_json::json!({"vendor": 1, proto::TOOL_DEADLINE_META: 35_000}));
+        let mut bare = serde_json::json!({"name": "t"});
+        state_deadline(&mut bare, 6_000);
+        assert_eq!(bare["_meta"][proto::TOOL_DEADLINE_META], 6_000);
     }
 }

@@ -24,13 +24,14 @@ fn server_entry(url: &str) -> UpstreamServer {
         enabled: true,
         timeout_secs: 10,
         tool_filter: None,
+        tool_aliases: Default::default(),
         auth: None,
     }
 }
 
 fn ctx(bearer: Option<Arc<dyn BearerSource>>) -> (ConnectCtx, mpsc::Receiver<Value>) {
     let (notifications, receiver) = mpsc::channel(8);
-    (ConnectCtx { notifications, bearer, name: "t".into() }, receiver)
+    (ConnectCtx { notifications, bearer, name: "t".into(), stderr_log: None }, receiver)
 }
 
 async fn connect(server: &TestServer) -> (HttpClient, mpsc::Receiver<Value>) {

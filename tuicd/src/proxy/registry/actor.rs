@@ -22,6 +22,9 @@ pub(super) enum Command {
     Stop,
     /// Drop the connection and wait to be asked again (the upstream waits for a person).
     Park,
+    /// A call got no answer (a transport error or a timeout): it counts toward the breaker as a
+    /// failed health check does, so a dead upstream leaves `ready` at its callers' pace.
+    CallFailed(String),
 }
 
 /// The most pages of `tools/list` followed for one upstream.
@@ -47,6 +50,7 @@ pub(super) fn start(server: UpstreamServer, hub: Arc<Hub>) -> Arc<Entry> {
         commands,
         callers: Default::default(),
         next_call: Default::default(),
+        refetch: Default::default(),
     });
     tokio::spawn(run(entry.clone(), hub, receiver));
     entry
@@ -86,6 +90,15 @@ async fn run(entry: Arc<Entry>, hub: Arc<Hub>, mut commands: mpsc::Receiver<Comm
                     disconnect(&entry, &hub, conn.take()).await;
                     next_attempt = None;
                 }
+                Some(Command::CallFailed(error)) => {
+                    if conn.is_some() {
+                        let next = after_failure(&entry, &hub, &format!("a call failed: {error}"), None, Status::Ready);
+                        if entry.state.locked().breaker.open() {
+                            disconnect(&entry, &hub, conn.take()).await;
+                            next_attempt = next;
+                        }
+                    }
+                }
                 Some(Command::Tick) => match &conn {
                     Some((client, _)) => {
                         if let Some(retry) = health_check(&entry, &hub, client).await {
@@ -105,7 +118,14 @@ async fn run(entry: Arc<Entry>, hub: Arc<Hub>, mut commands: mpsc::Receiver<Comm
             message = next_message(&mut conn) => match message {
                 Some(message) => on_notification(&entry, &hub, conn.as_ref().map(|c| c.0.clone()), message),
                 None => {
-                    let error = format!("upstream {} exited or disconnected", entry.server.name);
+                    let tail = match &conn {
+                        Some((client, _)) => client.stderr_tail().await,
+                        None => None,
+                    };
+                    let error = match tail {
+                        Some(tail) => format!("upstream {} exited or disconnected; its last stderr lines: {tail}", entry.server.name),
+                        None => format!("upstream {} exited or disconnected", entry.server.name),
+                    };
                     tracing::warn!(source = "upstream", upstream = %entry.server.name, "connection lost; reconnecting");
                     entry.record_error(&error);
                     disconnect(&entry, &hub, conn.take()).await;
@@ -150,7 +170,8 @@ async fn attempt(
     }
     *last_spawn = Some(Instant::now());
     let (tx, rx) = mpsc::channel(UPSTREAM_NOTIFY_QUEUE);
-    let ctx = ConnectCtx { notifications: tx, bearer, name: server.name.clone() };
+    let stderr_log = hub.stderr_logs.locked().as_ref().map(|dir| dir.join(format!("{}.log", server.name)));
+    let ctx = ConnectCtx { notifications: tx, bearer, name: server.name.clone(), stderr_log };
     let client = match Client::connect(server, ctx).await {
         Ok((client, handshake)) => {
             tracing::info!(source = "upstream", upstream = %server.name, protocol_version = %handshake.protocol_version,
@@ -171,6 +192,8 @@ async fn attempt(
                 state.tools = tools;
                 state.client = Some(client.clone());
                 state.breaker.success();
+                // Recovered: what went wrong before no longer describes it.
+                state.last_error = None;
             }
             entry.set_status(hub, Status::Ready);
             hub.bump_tools();
@@ -316,15 +339,32 @@ fn on_notification(entry: &Arc<Entry>, hub: &Arc<Hub>, client: Option<Arc<Client
     match method {
         "notifications/tools/list_changed" => {
             let Some(client) = client else { return };
+            // Coalesced: one re-fetch in flight and at most one queued behind it, since a
+            // re-fetch that starts after a change sees it whatever the number of notifications.
+            {
+                let mut refetch = entry.refetch.locked();
+                if refetch.running {
+                    refetch.queued = true;
+                    return;
+                }
+                refetch.running = true;
+            }
             let (entry, hub) = (entry.clone(), hub.clone());
             tokio::spawn(async move {
-                match list_tools(&entry.server, &client).await {
-                    Ok(tools) => {
-                        entry.state.locked().tools = tools;
-                        hub.bump_tools();
+                loop {
+                    match list_tools(&entry.server, &client).await {
+                        Ok(tools) => {
+                            entry.state.locked().tools = tools;
+                            hub.bump_tools();
+                        }
+                        Err(e) => tracing::warn!(source = "upstream", upstream = %entry.server.name, error = %e,
+                            "refetching tools after list_changed failed"),
                     }
-                    Err(e) => tracing::warn!(source = "upstream", upstream = %entry.server.name, error = %e,
-                        "refetching tools after list_changed failed"),
+                    let mut refetch = entry.refetch.locked();
+                    if !std::mem::take(&mut refetch.queued) {
+                        refetch.running = false;
+                        return;
+                    }
                 }
             });
         }

@@ -110,8 +110,10 @@ impl Upstreams {
         state.metrics.last_latency_ms = Some(started.elapsed().as_millis() as u64);
         match (result, stepped) {
             (Ok(value), _) => {
-                // A served call: the step-ups in a row start again from zero.
+                // A served call: the step-ups in a row start again from zero, and the upstream
+                // answers, whatever the failures before.
                 state.step_up.in_a_row = 0;
+                state.breaker.success();
                 Ok(value)
             }
             (Err(_), Some(decision)) => {
@@ -125,7 +127,21 @@ impl Upstreams {
             }
             (Err(error), None) => {
                 state.metrics.error_count += 1;
-                state.last_error = Some(error.to_string());
+                // A stdio process that exited is named by its supervisor, with its last stderr
+                // lines; this call's shorter account must not replace that.
+                let exited = matches!(error, UpstreamError::Closed(_)) && matches!(*client, super::Client::Stdio(_));
+                if !exited {
+                    state.last_error = Some(error.to_string());
+                }
+                if matches!(
+                    error,
+                    UpstreamError::Timeout(_)
+                        | UpstreamError::Closed(_)
+                        | UpstreamError::Io(_)
+                        | UpstreamError::Protocol(_)
+                ) {
+                    let _ = entry.commands.try_send(super::actor::Command::CallFailed(error.to_string()));
+                }
                 Err(CallError::Upstream { name, error })
             }
         }

@@ -36,6 +36,10 @@ pub(crate) struct MetricsView {
 pub(crate) struct UpstreamTool {
     pub upstream: String,
     pub tool: Value,
+    /// The upstream's `timeout_secs`: how long tuicd waits for one of its calls.
+    pub timeout_secs: u64,
+    /// The upstream's `tool_aliases` entry for this tool.
+    pub alias: Option<String>,
 }
 
 impl UpstreamTool {
@@ -99,7 +103,12 @@ impl Upstreams {
             for tool in &state.tools {
                 let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
                 if filter.is_none_or(|f| f.admits(name)) {
-                    out.push(UpstreamTool { upstream: entry.server.name.clone(), tool: tool.clone() });
+                    out.push(UpstreamTool {
+                        upstream: entry.server.name.clone(),
+                        tool: tool.clone(),
+                        timeout_secs: entry.server.timeout_secs.max(1),
+                        alias: entry.server.tool_aliases.get(name).cloned(),
+                    });
                 }
             }
         }

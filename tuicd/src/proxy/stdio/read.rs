@@ -1,5 +1,5 @@
 //! The stdio transport's reading side: stdout lines matched to requests by id (notifications
-//! routed, server requests answered, oversized lines refused), and stderr lines logged.
+//! routed, server requests answered, oversized lines refused); `stderr.rs` reads stderr.
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, BufReader};
@@ -9,9 +9,6 @@ use super::{Outgoing, Pending, line_of};
 use crate::limits::UPSTREAM_MESSAGE_MAX_BYTES;
 use crate::lock::Recover;
 use crate::proxy::wire::UpstreamError;
-
-/// The longest stderr line kept in a log event.
-const STDERR_LINE_MAX: usize = 4096;
 
 /// Reads stdout until it closes, then fails every request still waiting. Dropping `notifications`
 /// at the end tells the registry the connection is gone.
@@ -171,22 +168,4 @@ pub(super) fn leading_id(prefix: &[u8]) -> Option<u64> {
     let rest = text[at..].trim_start().strip_prefix(':')?.trim_start();
     let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
     digits.parse().ok()
-}
-
-pub(super) async fn stderr_loop(name: String, stderr: tokio::process::ChildStderr) {
-    let mut lines = BufReader::new(stderr);
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        match read_line_bounded(&mut lines, &mut buf, STDERR_LINE_MAX).await {
-            Ok(Line::Eof) | Err(_) => return,
-            Ok(_) => {
-                let line = String::from_utf8_lossy(&buf);
-                let line = line.trim_end();
-                if !line.is_empty() {
-                    tracing::info!(source = "upstream", upstream = %name, stream = "stderr", "{line}");
-                }
-            }
-        }
-    }
 }

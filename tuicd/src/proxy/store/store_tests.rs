@@ -41,7 +41,8 @@ fn a_missing_file_is_empty_and_a_broken_one_is_an_error_naming_it() {
 #[tokio::test]
 async fn a_save_writes_a_private_file_and_returns_the_exact_pair() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (before, after) = save_delta(dir.path(), UpstreamsFile::default(), one("a", "fs"), None).await.expect("saved");
+    let (before, after) =
+        save_delta(dir.path(), UpstreamsFile::default(), one("a", "fs"), None, None).await.expect("saved");
     assert_eq!((before, after.clone()), (UpstreamsFile::default(), one("a", "fs")));
     assert_eq!(load(dir.path()).expect("reads back"), after);
     let mode = std::fs::metadata(path(dir.path())).expect("file").permissions().mode();
@@ -57,14 +58,14 @@ async fn a_save_writes_a_private_file_and_returns_the_exact_pair() {
 #[tokio::test]
 async fn a_refused_save_writes_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
-    save_delta(dir.path(), UpstreamsFile::default(), one("a", "fs"), None).await.expect("saved");
+    save_delta(dir.path(), UpstreamsFile::default(), one("a", "fs"), None, None).await.expect("saved");
     let text = std::fs::read(path(dir.path())).expect("file");
-    let invalid = save_delta(dir.path(), one("a", "fs"), one("a", "Not Valid"), None).await;
+    let invalid = save_delta(dir.path(), one("a", "fs"), one("a", "Not Valid"), None, None).await;
     assert!(matches!(invalid, Err(StoreError::Invalid(ConfigError::InvalidName { .. }))), "{invalid:?}");
-    let conflict = save_delta(dir.path(), UpstreamsFile::default(), one("a", "other"), None).await;
+    let conflict = save_delta(dir.path(), UpstreamsFile::default(), one("a", "other"), None, None).await;
     assert!(matches!(conflict, Err(StoreError::Merge(MergeError::AddedConcurrently { .. }))), "{conflict:?}");
     // A different id under a name taken meanwhile: each side is valid, the merge is not.
-    let merged = save_delta(dir.path(), UpstreamsFile::default(), one("b", "fs"), None).await;
+    let merged = save_delta(dir.path(), UpstreamsFile::default(), one("b", "fs"), None, None).await;
     assert!(matches!(merged, Err(StoreError::MergedInvalid(ConfigError::DuplicateName { .. }))), "{merged:?}");
     assert_eq!(std::fs::read(path(dir.path())).expect("file"), text);
 }
@@ -72,7 +73,7 @@ async fn a_refused_save_writes_nothing() {
 #[tokio::test]
 async fn update_changes_the_latest_file_under_the_lock() {
     let dir = tempfile::tempdir().expect("tempdir");
-    save_delta(dir.path(), UpstreamsFile::default(), one("a", "fs"), None).await.expect("saved");
+    save_delta(dir.path(), UpstreamsFile::default(), one("a", "fs"), None, None).await.expect("saved");
     let (before, after) = update(dir.path(), |file| {
         file.servers[0].enabled = false;
         Ok(())
@@ -93,7 +94,7 @@ async fn a_save_waits_for_another_holder_of_the_lock_and_keeps_its_write() {
     lock.lock().expect("locked");
     let save = tokio::spawn({
         let dir = dir.path().to_owned();
-        async move { save_delta(&dir, UpstreamsFile::default(), one("b", "git"), None).await }
+        async move { save_delta(&dir, UpstreamsFile::default(), one("b", "git"), None, None).await }
     });
     wait_for_a_waiter(&dir.path().join(LOCK_FILE)).await;
     // Another writer, holding the lock, writes its own server; the save must read it first.

@@ -72,51 +72,63 @@ pub(crate) struct Hit {
     pub score: f64,
 }
 
-/// The index: one BM25 document per action (or per tool without actions).
+/// The index: one BM25 document per action (or per tool without actions), and one per tool.
+///
+/// An action scores by two fields: what it says (its name, line, keywords and parameters) and,
+/// at [`TOOL_FIELD_WEIGHT`], what its tool says (name and preamble); a tool without actions by
+/// its one document (name, first sentence, keywords). Kept
+/// apart, the tool's words (every `agent` action's preamble mentions messages) do not make those
+/// words common among the actions, which would leave the action that is about them no better off
+/// than its siblings.
 #[derive(Debug, Default)]
 pub(crate) struct ToolIndex {
     tools: Vec<ToolDoc>,
-    /// Per BM25 document: the tool's position and the action's name, if any.
+    /// Per action document: the tool's position and the action's name, if any.
     entries: Vec<(usize, Option<String>)>,
-    bm25: Bm25,
+    actions: Bm25,
+    /// One document per tool, by position.
+    own: Bm25,
 }
 
 /// Most actions one hit lists.
 const ACTIONS_PER_HIT: usize = 3;
 
+/// How much the tool's own words count against its action's: they tell `session wait` from
+/// `agent wait`, but an action's own words say more precisely what a request means.
+const TOOL_FIELD_WEIGHT: f64 = 0.3;
+
 impl ToolIndex {
     pub(crate) fn build(tools: Vec<ToolDoc>) -> Self {
         let mut entries = Vec::new();
         let mut documents = Vec::new();
+        let mut own = Vec::new();
         for (position, tool) in tools.iter().enumerate() {
             let (preamble, lines) = split_description(&tool.description);
-            // The tool's name and preamble go in every action's document: they say what the
-            // tool is about, which is what tells `session wait` from `agent wait`.
             let mut common = tokenize(&tool.name);
             common.extend(tokenize(&preamble));
+            own.push(common);
             if tool.actions.is_empty() {
-                let mut tokens = common;
-                tokens.extend(tool.params.iter().flat_map(|p| tokenize(p)));
-                tokens.extend(lines.iter().flat_map(|(_, text)| tokenize(text)));
+                // Its first sentence, like an action's line, says what it does; the rest of its
+                // description and its parameters say how, and would only make its document long
+                // beside the actions' short ones.
+                let mut tokens = tokenize(&tool.name);
+                tokens.extend(tokenize(&first_sentence(&tool.description)));
+                tokens.extend(tokenize(super::keywords::of(&tool.name, None)));
                 documents.push(tokens);
                 entries.push((position, None));
                 continue;
             }
             for action in &tool.actions {
-                let mut tokens = common.clone();
-                // The action's own name and line say what a query means more precisely than the
-                // tool's preamble does: each counts twice.
-                let own = lines.iter().filter(|(names, _)| names.contains(&action.name.as_str()));
-                let mut specific = tokenize(&action.name);
-                specific.extend(own.flat_map(|(_, text)| tokenize(text)));
-                tokens.extend(specific.iter().cloned());
-                tokens.extend(specific);
+                let own_line = lines.iter().filter(|(names, _)| names.contains(&action.name.as_str()));
+                let mut tokens = tokenize(&action.name);
+                tokens.extend(own_line.flat_map(|(_, text)| tokenize(text)));
+                tokens.extend(tokenize(super::keywords::of(&tool.name, Some(&action.name))));
                 tokens.extend(action.params.iter().flat_map(|p| tokenize(p)));
                 documents.push(tokens);
                 entries.push((position, Some(action.name.clone())));
             }
         }
-        Self { tools, entries, bm25: Bm25::new(documents) }
+        Self { tools, entries, actions: Bm25::new(documents), own: Bm25::new(own) }
     }
 
     /// The names of the indexed tools, in the order they were given.
@@ -126,8 +138,15 @@ impl ToolIndex {
 
     /// Every matching (tool, action) pair, best first; ties keep declaration order.
     pub(crate) fn ranked(&self, query: &str) -> Vec<(String, Option<String>, f64)> {
-        let scores = self.bm25.scores(&tokenize(query));
-        let mut ranked: Vec<(usize, f64)> = scores.into_iter().enumerate().filter(|(_, s)| *s > 0.0).collect();
+        let query = tokenize(query);
+        let own = self.own.scores(&query);
+        let scores = self.actions.scores(&query).into_iter().zip(&self.entries);
+        // A tool without actions is scored by its one document (its tool field says the same).
+        let scores = scores.map(|(score, (tool, action))| match action {
+            Some(_) => score + TOOL_FIELD_WEIGHT * own[*tool],
+            None => score,
+        });
+        let mut ranked: Vec<(usize, f64)> = scores.enumerate().filter(|(_, s)| *s > 0.0).collect();
         ranked.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(Ordering::Equal).then(a.0.cmp(&b.0)));
         ranked
             .into_iter()

@@ -9,8 +9,11 @@
 
 mod bm25;
 mod index;
+mod keywords;
 #[cfg(test)]
 mod search_fixture;
+#[cfg(test)]
+mod search_requests;
 #[cfg(test)]
 mod tests;
 
