@@ -4,7 +4,6 @@
 
 mod agent;
 mod agent_runtime;
-mod asciicast;
 mod child;
 mod config;
 mod events;
@@ -41,7 +40,7 @@ pub use server::{Daemon, Options};
 pub use log_ring::layer as log_ring_layer;
 
 /// For `tuicd capture export`: a `.tcap` capture as an asciicast v2 recording.
-pub use asciicast::from_tcap_file as tcap_to_asciicast;
+pub use session::asciicast::from_tcap_file as tcap_to_asciicast;
 /// For the black-box tests: the `.tcap` capture format and the config deep merge they check the
 /// daemon against.
 pub use config::merge::deep_merge;

@@ -52,6 +52,7 @@
 //!   after it, each write's bytes, the end before `Exit`, the retirement before `session-closed`).
 
 mod alias;
+pub(crate) mod asciicast;
 mod budget;
 pub mod capture;
 mod error;

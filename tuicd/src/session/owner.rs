@@ -294,7 +294,7 @@ impl Session {
         let out = self.lock();
         let read = out.ring.read_from(out.ring.oldest(), usize::MAX);
         let pieces = out.timeline.split(read.start, &read.data);
-        crate::asciicast::encode(cols, rows, started_unix, pieces.into_iter().map(|(at, bytes)| (at, "o", bytes)))
+        super::asciicast::encode(cols, rows, started_unix, pieces.into_iter().map(|(at, bytes)| (at, "o", bytes)))
     }
 
     /// The terminal's replies to the queries in the output (`queries.rs`): queued as input

@@ -56,7 +56,7 @@ pub fn from_tcap_file(path: &std::path::Path, cols: u16, rows: u16) -> std::io::
 
 /// How many bytes at the end of `data` begin a UTF-8 character not yet complete.
 fn incomplete_tail(data: &[u8]) -> usize {
-    crate::session::ring::incomplete_utf8_tail(data)
+    super::ring::incomplete_utf8_tail(data)
 }
 
 #[cfg(test)]
