@@ -41,6 +41,7 @@ pub use log_ring::layer as log_ring_layer;
 
 /// For `tuicd capture export`: a `.tcap` capture as an asciicast v2 recording.
 pub use session::asciicast::from_tcap_file as tcap_to_asciicast;
+
 /// For the black-box tests: the `.tcap` capture format and the config deep merge they check the
 /// daemon against.
 pub use config::merge::deep_merge;
