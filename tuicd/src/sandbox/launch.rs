@@ -81,6 +81,9 @@ pub fn exec_main(args: impl Iterator<Item = OsString>) -> ExitCode {
     if let Err(e) = super::rules::apply(&writes, network) {
         return refuse(&format!("the Landlock sandbox could not be applied: {e}; nothing was run"));
     }
+    if let Err(e) = super::seccomp::apply() {
+        return refuse(&format!("the seccomp filter (no Unix sockets) could not be applied: {e}; nothing was run"));
+    }
     let error = std::process::Command::new(program).args(rest).exec();
     eprintln!("tuicd {SUBCOMMAND}: running {program:?}: {error}");
     ExitCode::from(127)

@@ -24,6 +24,7 @@
 mod launch;
 mod repo;
 mod rules;
+mod seccomp;
 
 use std::sync::OnceLock;
 

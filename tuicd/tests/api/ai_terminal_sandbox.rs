@@ -330,3 +330,25 @@ async fn drive_agent_on_a_shell_waits_for_the_prompt_not_for_silence() {
     assert!(screen.lines().any(|l| l.trim() == "done"), "the answer came after `done`: {driven}");
     assert!(took >= Duration::from_secs(3), "answered in {took:?}, before the command ended");
 }
+
+/// Landlock does not govern connecting to a Unix socket by its path, so the sandbox also denies
+/// creating Unix sockets (seccomp): a confirmed command cannot reach tuicd's own socket (where it
+/// would be the owner and could open an unsandboxed terminal). The same connect from the test
+/// itself succeeds, so the check can fail.
+#[tokio::test]
+async fn a_sandboxed_command_cannot_reach_the_daemons_own_socket() {
+    let daemon = enabled().await;
+    let root = repo(&daemon);
+    let id = shell_in(&daemon, &root).await;
+    let _person = ConfirmAnswerer::start(&daemon, true).await;
+    let socket = daemon.socket.display().to_string();
+    std::os::unix::net::UnixStream::connect(&socket).expect("the socket takes connections from outside the sandbox");
+    let connect = format!(
+        "python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); s.connect(\"{socket}\"); print(\"connected\")'"
+    );
+    let ran = ok(&daemon, "ai_terminal_run_command", json!({"session_id": id, "command": connect})).await;
+    assert_ne!(ran["stdout"], json!("connected\n"), "the sandboxed command reached the daemon's socket: {ran}");
+    assert!(ran["stderr"].as_str().unwrap_or_default().contains("Permission denied"), "{ran}");
+    let plain = ok(&daemon, "ai_terminal_run_command", json!({"session_id": id, "command": "echo still-runs"})).await;
+    assert_eq!(plain["stdout"], json!("still-runs\n"), "{plain}");
+}
