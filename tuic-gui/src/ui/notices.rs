@@ -25,7 +25,11 @@ pub(crate) fn confirm(ctx: &egui::Context, confirm: &Confirm) -> ConfirmShown {
         ui.heading(if confirm.title.is_empty() { "Confirm" } else { &confirm.title });
         ui.label(RichText::new(format!("{} asks ({})", confirm.requester, what(&confirm.kind))).strong());
         ui.add_space(6.0);
-        ui.label(&confirm.message);
+        // The whole message, however long (the daemon sends all of what will run, up to its
+        // bound): it scrolls, and the buttons stay in reach below it.
+        egui::ScrollArea::vertical().max_height(320.0).auto_shrink([false, true]).show(ui, |ui| {
+            ui.label(RichText::new(&confirm.message).monospace());
+        });
         ui.add_space(6.0);
         ui.weak(format!("expires in {left} s"));
         ui.horizontal(|ui| {
@@ -54,6 +58,7 @@ fn what(kind: &str) -> &str {
         "worktree_force_remove" => "force-removing a worktree",
         "ai_terminal" => "an AI terminal action",
         "oauth_consent" => "OAuth consent",
+        "config_security" => "a change to security settings",
         other => other,
     }
 }
