@@ -136,6 +136,8 @@ impl App {
     /// (sessions unused for `mcp_session_ttl` are forgotten), peer delivery, and the progress
     /// journal's intent recorder. Called once, after the listeners are bound.
     pub(crate) fn start_services(&self, mcp_session_ttl: Duration) {
+        // The sandbox's Landlock ABI is probed (and logged) at start, not at the first command.
+        crate::sandbox::status();
         crate::mcp::spawn_reaper(self, mcp_session_ttl);
         crate::messaging_runtime::start(self);
         tokio::spawn(crate::agent_runtime::progress::record_intents(self.clone()));
