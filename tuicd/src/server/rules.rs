@@ -46,10 +46,8 @@ pub(super) fn admit(app: &App, caller: &Caller, rule: Rule<'_>) -> Result<(), Ap
             if caller.grant.token_id().is_none() {
                 return Ok(());
             }
-            // A token names canonical ids; an alias is resolved first. An unknown session is the
-            // handler's 404 only for callers who may see every session.
-            let id = app.sessions.resolve(reference).map(|s| s.id.clone()).unwrap_or_else(|_| reference.to_owned());
-            caller.grant.allows(need, Some(&id)).map_err(ApiError::Forbidden)
+            // An unknown session is the handler's 404 only for callers who may see every session.
+            caller.grant.allows(need, Some(&app.sessions.canonical_id(reference))).map_err(ApiError::Forbidden)
         }
         Rule::Local(need) => {
             caller.require_loopback("this write (it can plant what git or the daemon later runs)")?;

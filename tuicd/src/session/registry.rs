@@ -202,6 +202,12 @@ impl SessionRegistry {
         self.lock().find(reference).ok_or_else(|| SessionError::NotFound(reference.to_owned()))
     }
 
+    /// The PTY id `reference` names, or `reference` itself when it names no session: what a
+    /// token's per-session rights are checked against.
+    pub(crate) fn canonical_id(&self, reference: &str) -> String {
+        self.resolve(reference).map_or_else(|_| reference.to_owned(), |s| s.id.clone())
+    }
+
     /// Resolves to a live session only (for actions that need a running child).
     pub(crate) fn resolve_live(&self, reference: &str) -> Result<Arc<Session>, SessionError> {
         let session = self.resolve(reference)?;

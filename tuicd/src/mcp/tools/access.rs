@@ -61,9 +61,8 @@ pub(super) fn authorize(
         return Ok(());
     }
     let writes = !READS.contains(&(tool, action));
-    let session = args.get("session_id").and_then(Value::as_str).map(|reference| {
-        ctx.app.sessions.resolve(reference).map(|s| s.id.clone()).unwrap_or_else(|_| reference.to_owned())
-    });
+    let session =
+        args.get("session_id").and_then(Value::as_str).map(|reference| ctx.app.sessions.canonical_id(reference));
     ctx.caller
         .grant
         .allows_action(writes, session.as_deref())
