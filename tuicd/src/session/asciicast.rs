@@ -21,7 +21,7 @@ pub(crate) fn encode<'a>(
     for (time, kind, bytes) in events {
         let held = &mut held[usize::from(kind == "i")];
         held.extend_from_slice(bytes);
-        let keep = incomplete_tail(held);
+        let keep = super::ring::incomplete_utf8_tail(held);
         let whole = held.len() - keep;
         if whole == 0 {
             continue;
@@ -52,11 +52,6 @@ pub fn from_tcap_file(path: &std::path::Path, cols: u16, rows: u16) -> std::io::
         (Duration::from_micros(r.micros), kind, r.data.as_slice())
     });
     Ok(encode(cols, rows, started_unix, events))
-}
-
-/// How many bytes at the end of `data` begin a UTF-8 character not yet complete.
-fn incomplete_tail(data: &[u8]) -> usize {
-    super::ring::incomplete_utf8_tail(data)
 }
 
 #[cfg(test)]
