@@ -23,6 +23,21 @@ async fn wait_ended(file: &Path) {
     wait_until("the background sleep is killed", DEADLINE, || async { ended(file).then_some(()) }).await;
 }
 
+/// A daemon with the ai_terminal tools on plus `settings`, Landlock turned off in its
+/// environment when `landlock_off`; and a shell session in a repository in its dir.
+async fn daemon_with(settings: serde_json::Value, landlock_off: bool) -> (crate::harness::Daemon, String) {
+    let mut config = json!({"ai_terminal_mcp_enabled": true});
+    config.as_object_mut().unwrap().extend(settings.as_object().unwrap().clone());
+    let mut builder = crate::harness::Daemon::builder().config(config);
+    if landlock_off {
+        builder = builder.env("TUIC_SANDBOX_OFF", "1");
+    }
+    let daemon = builder.start().await;
+    let root = repo(&daemon);
+    let id = shell_in(&daemon, &root).await;
+    (daemon, id)
+}
+
 #[tokio::test]
 async fn run_command_deadline_holds_against_a_background_child_and_kills_it() {
     let daemon = enabled().await;
@@ -161,13 +176,7 @@ async fn run_table(
 /// one of its commands destroys the scratch outside the repository.
 #[tokio::test]
 async fn unsandboxed_every_command_of_the_bypass_table_destroys_the_scratch() {
-    let daemon = crate::harness::Daemon::builder()
-        .config(json!({"ai_terminal_mcp_enabled": true, "ai_terminal_unsandboxed": true}))
-        .env("TUIC_SANDBOX_OFF", "1")
-        .start()
-        .await;
-    let root = repo(&daemon);
-    let id = shell_in(&daemon, &root).await;
+    let (daemon, id) = daemon_with(json!({"ai_terminal_unsandboxed": true}), true).await;
     let person = ConfirmAnswerer::start(&daemon, true).await;
     let outside = daemon.dir.path().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
@@ -263,12 +272,7 @@ async fn network_is_off_unless_the_configuration_allows_it() {
         "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), 5); print(\"connected\")'"
     );
     for (allow, expect) in [(false, false), (true, true)] {
-        let daemon = crate::harness::Daemon::builder()
-            .config(json!({"ai_terminal_mcp_enabled": true, "ai_terminal_allow_network": allow}))
-            .start()
-            .await;
-        let root = repo(&daemon);
-        let id = shell_in(&daemon, &root).await;
+        let (daemon, id) = daemon_with(json!({"ai_terminal_allow_network": allow}), false).await;
         let _person = ConfirmAnswerer::start(&daemon, true).await;
         let (_, health) = daemon.get("/health").await;
         assert_eq!(health["sandbox"]["network"], json!(allow), "{health}");
@@ -283,13 +287,7 @@ async fn network_is_off_unless_the_configuration_allows_it() {
 #[tokio::test]
 async fn without_landlock_commands_are_refused_unless_unsandboxed_is_set() {
     for unsandboxed in [false, true] {
-        let daemon = crate::harness::Daemon::builder()
-            .config(json!({"ai_terminal_mcp_enabled": true, "ai_terminal_unsandboxed": unsandboxed}))
-            .env("TUIC_SANDBOX_OFF", "1")
-            .start()
-            .await;
-        let root = repo(&daemon);
-        let id = shell_in(&daemon, &root).await;
+        let (daemon, id) = daemon_with(json!({"ai_terminal_unsandboxed": unsandboxed}), true).await;
         let person = ConfirmAnswerer::start(&daemon, true).await;
         let (_, health) = daemon.get("/health").await;
         assert_eq!(health["sandbox"]["available"], json!(false), "{health}");
