@@ -70,7 +70,14 @@ class Tuicd:
         self.dir.mkdir(mode=0o700, parents=True)
         self.socket = self.dir / "mcp.sock"
         self.log = open(root / "tuicd.log", "wb")
-        env = {k: v for k, v in os.environ.items() if not k.startswith("TUIC_")} | (env or {})
+        # A CI runner's markers (CI=true, GITHUB_ACTIONS) put Gemini CLI in headless mode even on a
+        # TTY; the agents here stand for ones a person started at a desk, so the daemon (and every
+        # agent it spawns) runs without them.
+        ci_markers = {"CI", "GITHUB_ACTIONS", "CONTINUOUS_INTEGRATION", "BUILD_NUMBER", "RUN_ID"}
+        env = {
+            k: v for k, v in os.environ.items()
+            if not k.startswith("TUIC_") and k not in ci_markers and not k.startswith("CI_")
+        } | (env or {})
         env["RUST_LOG"] = env.get("RUST_LOG", "info")
         env["TUIC_CREDENTIALS_STORE"] = "file"
         self.process = subprocess.Popen(
