@@ -28,6 +28,10 @@ pub enum ErrorCode {
     DependencyMissing,
     /// A tool the route ran (`gh`) failed or timed out (502); the message carries its words.
     UpstreamFailed,
+    /// The peer the route speaks to (an ACP agent) does not offer what was asked (501).
+    Unsupported,
+    /// The peer the route speaks to did not answer in time (504).
+    Timeout,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

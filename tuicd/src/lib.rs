@@ -2,9 +2,11 @@
 //!
 //! [`server::Daemon`] is the one entry point: `Daemon::bind(options)` then `serve(shutdown)`.
 
+mod acp;
 mod agent;
 mod agent_runtime;
 mod child;
+mod child_stderr;
 mod config;
 mod events;
 mod fsgate;
@@ -12,6 +14,7 @@ mod fsgate;
 pub mod fuzzing;
 mod github;
 mod http;
+mod jsonl;
 pub mod limits;
 mod lock;
 mod log_ring;

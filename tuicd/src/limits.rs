@@ -549,3 +549,26 @@ pub const AI_TERMINAL_PROMPT_POLL: Duration = Duration::from_millis(100);
 pub const TIMELINE_MARKS: usize = 16_384;
 /// Output written closer together than this shares one timing mark in a recording.
 pub const TIMELINE_RESOLUTION: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// ACP: most connections at once (settled ones count until disconnected).
+pub const ACP_MAX_CONNECTIONS: usize = 16;
+/// ACP: the longest line (message) read from an agent; a longer one is journaled as `invalid`.
+pub const ACP_MESSAGE_MAX_BYTES: usize = 8 * 1024 * 1024;
+/// ACP: frames and bytes each connection's journal keeps (the oldest dropped past either).
+pub const ACP_JOURNAL_FRAMES: usize = 8192;
+pub const ACP_JOURNAL_BYTES: usize = 32 * 1024 * 1024;
+/// ACP: frames a stream sends per batch before it flushes and looks again.
+pub const ACP_STREAM_BATCH: usize = 256;
+/// ACP: messages queued to an agent's stdin; past it an answer is refused (the agent is not
+/// reading).
+pub const ACP_WRITE_QUEUE: usize = 256;
+/// ACP: questions waiting on a person per connection; more are answered with an error.
+pub const ACP_INTERACTIONS_MAX: usize = 64;
+/// ACP: the agent's answer to `initialize`, and to every other request but a prompt (a turn
+/// runs as long as it runs).
+pub const ACP_INIT_TIMEOUT: Duration = Duration::from_secs(60);
+pub const ACP_REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
+/// ACP: after stdin closes, how long the agent has to exit before its group is killed; and how
+/// long an agent that closed stdout has before the same.
+pub const ACP_DISCONNECT_GRACE: Duration = Duration::from_secs(3);
+pub const ACP_EXIT_GRACE: Duration = Duration::from_secs(2);

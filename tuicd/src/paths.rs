@@ -28,3 +28,8 @@ pub fn socket_path(config_dir: &Path, instance: Option<&str>) -> PathBuf {
 pub fn upstream_logs_dir(config_dir: &Path) -> PathBuf {
     config_dir.join("logs").join("upstreams")
 }
+
+/// Each ACP connection's agent stderr: `<config_dir>/logs/acp/<connection>.log`.
+pub fn acp_logs_dir(config_dir: &Path) -> PathBuf {
+    config_dir.join("logs").join("acp")
+}

@@ -61,6 +61,8 @@ pub(crate) struct Shared {
     /// Held while `mcp-upstreams.json` is saved or re-read and applied to `upstreams`, so the
     /// registry sees the writes in order.
     pub upstreams_saving: tokio::sync::Mutex<()>,
+    /// The ACP agents tuicd drives for a person (see [`crate::acp`]).
+    pub acp: Arc<crate::acp::Acp>,
 }
 
 impl Shared {
@@ -96,6 +98,7 @@ impl Shared {
         }));
         upstreams.set_stderr_log_dir(crate::paths::upstream_logs_dir(&config_dir));
         oauth.link(upstreams.clone());
+        let acp = Arc::new(crate::acp::Acp::new(events.clone(), Some(crate::paths::acp_logs_dir(&config_dir))));
         sessions.set_attach_factory(crate::agent_runtime::attach_factory(
             events.clone(),
             agents.edges.clone(),
@@ -123,6 +126,7 @@ impl Shared {
             port_override,
             upstreams,
             upstreams_saving: Default::default(),
+            acp,
         }
     }
 }

@@ -58,6 +58,11 @@ pub(crate) struct AppConfig {
     pub standby_timeout_minutes: u32,
     /// Most live PTY sessions at once (`/stats` reports it as `max`).
     pub max_sessions: usize,
+    /// The ACP agent `POST /acp/connections` launches (a path, or a name on PATH), read at each
+    /// launch; empty: none configured.
+    pub ego_executable: String,
+    /// Its arguments (`["--experimental-acp"]` for Gemini CLI).
+    pub ego_args: Vec<String>,
     pub services: ServicesConfig,
 }
 
@@ -75,6 +80,8 @@ impl Default for AppConfig {
             progress_tracking: true,
             standby_timeout_minutes: 5,
             max_sessions: DEFAULT_MAX_SESSIONS,
+            ego_executable: String::new(),
+            ego_args: Vec::new(),
             services: ServicesConfig::default(),
         }
     }

@@ -43,6 +43,10 @@ pub(crate) enum ApiError {
     DependencyMissing(String),
     #[error("{0}")]
     UpstreamFailed(String),
+    #[error("{0}")]
+    Unsupported(String),
+    #[error("{0}")]
+    Timeout(String),
     #[error("internal error")]
     Internal(#[from] anyhow::Error),
 }
@@ -74,6 +78,8 @@ impl ApiError {
             TooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, ErrorCode::PayloadTooLarge),
             DependencyMissing(_) => (StatusCode::FAILED_DEPENDENCY, ErrorCode::DependencyMissing),
             UpstreamFailed(_) => (StatusCode::BAD_GATEWAY, ErrorCode::UpstreamFailed),
+            Unsupported(_) => (StatusCode::NOT_IMPLEMENTED, ErrorCode::Unsupported),
+            Timeout(_) => (StatusCode::GATEWAY_TIMEOUT, ErrorCode::Timeout),
         }
     }
 

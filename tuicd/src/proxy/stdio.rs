@@ -62,7 +62,7 @@ pub(crate) struct StdioClient {
     child: tokio::sync::Mutex<Child>,
     pgid: Option<rustix::process::Pid>,
     /// Its last stderr lines, for the error that names its exit.
-    tail: Arc<stderr::Tail>,
+    tail: Arc<crate::child_stderr::Tail>,
 }
 
 impl std::fmt::Debug for Outgoing {
@@ -111,8 +111,14 @@ impl StdioClient {
             writer.clone(),
             ctx.notifications,
         ));
-        let tail = Arc::new(stderr::Tail::default());
-        tokio::spawn(stderr::stderr_loop(ctx.name.clone(), stderr, ctx.stderr_log.clone(), tail.clone()));
+        let tail = Arc::new(crate::child_stderr::Tail::default());
+        tokio::spawn(crate::child_stderr::stderr_loop(
+            "upstream",
+            ctx.name.clone(),
+            stderr,
+            ctx.stderr_log.clone(),
+            tail.clone(),
+        ));
         let client = Self {
             name: server.name.clone(),
             writer,
@@ -278,6 +284,5 @@ pub(crate) fn expand_tilde(path: &str) -> String {
 }
 
 mod read;
-mod stderr;
 #[cfg(test)]
 mod tests;

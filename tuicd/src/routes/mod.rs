@@ -1,5 +1,7 @@
 //! Route handlers, one module per area. Handlers take typed input and return `ApiResult`.
 
+pub(crate) mod acp;
+pub(crate) mod acp_stream;
 pub(crate) mod agents;
 pub(crate) mod auth;
 pub(crate) mod capture;

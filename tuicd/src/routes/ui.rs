@@ -45,18 +45,18 @@ pub(crate) async fn require_person(app: &App, caller: &Caller) -> Result<(), Api
     };
     match inside {
         Some(alias) => Err(ApiError::Forbidden(format!(
-            "confirmations are answered by a person: this request comes from a process inside tuicd terminal {alias}"
+            "confirmations are answered by a person: this request comes from a process inside {alias}"
         ))),
         None => Ok(()),
     }
 }
 
-/// The alias of the tuicd terminal whose child `pid` descends from, by its parent chain in
-/// `/proc` (a daemonized child of an agent is reparented away and is not found: see
-/// docs/security.md).
+/// The tuicd terminal (or ACP agent) `pid` descends from, by its parent chain in `/proc` (a
+/// daemonized child of an agent is reparented away and is not found: see docs/security.md).
 fn terminal_of(app: &App, pid: u32) -> Option<String> {
-    let roots: Vec<(u32, String)> =
-        app.sessions.list().iter().filter_map(|s| s.pid.map(|p| (p, s.alias.clone()))).collect();
+    let mut roots: Vec<(u32, String)> =
+        app.sessions.list().iter().filter_map(|s| s.pid.map(|p| (p, format!("tuicd terminal {}", s.alias)))).collect();
+    roots.extend(app.acp.pids().into_iter().map(|(pid, id)| (pid, format!("the agent of ACP connection {id}"))));
     let mut current = pid;
     for _ in 0..crate::limits::PROCESS_ANCESTRY_MAX {
         if let Some((_, alias)) = roots.iter().find(|(root, _)| *root == current) {

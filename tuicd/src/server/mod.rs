@@ -130,6 +130,7 @@ impl Daemon {
         ipc.remove_file();
         let _ = stopping.send(true);
         app.tcp.stop().await;
+        app.acp.kill_all();
         app.sessions.close_all(proto::session::close_reason::SHUTDOWN, SHUTDOWN_SESSIONS).await;
         if tokio::time::timeout(SHUTDOWN_DRAIN, graceful.shutdown()).await.is_err() {
             tracing::warn!("connections still open after the drain deadline");

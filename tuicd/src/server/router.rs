@@ -189,6 +189,49 @@ pub(super) async fn route(app: App, caller: Caller, req: Request) -> Response {
         ["mcp", "oauth", "callback"] => {
             methods!(gate, &method, POST [ADMIN] => routes::upstream_oauth::pasted_callback(&app, req))
         }
+        ["acp", "connections"] => methods!(gate, &method,
+            GET [OBSERVE] => routes::acp::list(&app),
+            POST [DRIVE] => routes::acp::launch(&app, req),
+        ),
+        ["acp", "connections", id] => methods!(gate, &method,
+            GET [OBSERVE] => routes::acp::get(&app, id),
+            DELETE [DRIVE] => routes::acp::disconnect(&app, id),
+        ),
+        ["acp", "connections", id, "kill"] => methods!(gate, &method, POST [DRIVE] => routes::acp::kill(&app, id)),
+        ["acp", "connections", id, "reconnect"] => {
+            methods!(gate, &method, POST [DRIVE] => routes::acp::reconnect(&app, id))
+        }
+        ["acp", "connections", id, "stream"] => {
+            methods!(gate, &method, GET [OBSERVE] => routes::acp_stream::stream(&app, &caller, id, req))
+        }
+        ["acp", "connections", id, "interactions"] => {
+            methods!(gate, &method, GET [OBSERVE] => routes::acp::interactions(&app, id))
+        }
+        ["acp", "connections", id, "sessions"] => methods!(gate, &method,
+            GET [OBSERVE] => routes::acp::sessions(&app, id),
+            POST [DRIVE] => routes::acp::new_session(&app, id, req),
+        ),
+        ["acp", "connections", id, "sessions", sid] => {
+            methods!(gate, &method, DELETE [DRIVE] => routes::acp::delete_session(&app, id, sid))
+        }
+        ["acp", "connections", id, "sessions", sid, "prompt"] => {
+            methods!(gate, &method, POST [DRIVE] => routes::acp::prompt(&app, id, sid, req))
+        }
+        ["acp", "connections", id, "sessions", sid, "cancel"] => {
+            methods!(gate, &method, POST [DRIVE] => routes::acp::cancel(&app, id, sid))
+        }
+        ["acp", "connections", id, "sessions", sid, "config"] => {
+            methods!(gate, &method, POST [DRIVE] => routes::acp::config(&app, id, sid, req))
+        }
+        ["acp", "connections", id, "sessions", sid, action] => {
+            methods!(gate, &method, POST [DRIVE] => routes::acp::session_action(&app, id, sid, action, req))
+        }
+        ["acp", "connections", id, "permissions", rid, "response"] => {
+            methods!(gate, &method, POST [DRIVE] => routes::acp::answer_permission(&app, &caller, id, rid, req))
+        }
+        ["acp", "connections", id, "elicitations", rid, "response"] => {
+            methods!(gate, &method, POST [DRIVE] => routes::acp::answer_elicitation(&app, &caller, id, rid, req))
+        }
         _ => Err(ApiError::NotFound(format!("no route for {path}"))),
     };
     result.unwrap_or_else(ApiError::into_response)

@@ -5,6 +5,7 @@
 // Test code: an unwrap that fails is a failed test, with its location.
 #![allow(clippy::unwrap_used)]
 
+mod acp;
 mod agents;
 mod agents_fixtures;
 mod agents_idle;

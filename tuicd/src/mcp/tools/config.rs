@@ -127,9 +127,9 @@ fn save_error(e: SaveError) -> ToolError {
     }
 }
 
-/// The top-level keys whose every change is a security decision: who may connect and how, and
-/// which tools an MCP client gets.
-const SECURITY_KEYS: [&str; 7] = [
+/// The top-level keys whose every change is a security decision: who may connect and how, which
+/// tools an MCP client gets, and which program `POST /acp/connections` runs.
+const SECURITY_KEYS: [&str; 9] = [
     "services",
     "mcp_server_enabled",
     "disabled_native_tools",
@@ -137,6 +137,8 @@ const SECURITY_KEYS: [&str; 7] = [
     "ai_terminal_allow_network",
     "ai_terminal_unsandboxed",
     "disabled_mcp_agents",
+    "ego_executable",
+    "ego_args",
 ];
 
 /// Each security setting `next` changes, as a person reads it: `path: before -> after`. A

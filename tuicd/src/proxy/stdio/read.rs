@@ -2,10 +2,11 @@
 //! routed, server requests answered, oversized lines refused); `stderr.rs` reads stderr.
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, BufReader};
+use tokio::io::{AsyncRead, BufReader};
 use tokio::sync::mpsc;
 
 use super::{Outgoing, Pending, line_of};
+use crate::jsonl::{Line, leading_id, read_line_bounded};
 use crate::limits::UPSTREAM_MESSAGE_MAX_BYTES;
 use crate::lock::Recover;
 use crate::proxy::wire::UpstreamError;
@@ -115,57 +116,4 @@ pub(crate) fn answer_of(mut message: Value) -> Result<Value, UpstreamError> {
         Some(result) => Ok(result.take()),
         None => Err(UpstreamError::Protocol("a response with neither result nor error".into())),
     }
-}
-
-pub(super) enum Line {
-    Complete,
-    TooLong(usize),
-    Eof,
-}
-
-/// Reads one line into `buf`, keeping at most `max` bytes; a longer line is consumed to its end
-/// (its first bytes kept, to name its id) and reported with its length.
-pub(super) async fn read_line_bounded<R: AsyncBufRead + Unpin>(
-    reader: &mut R,
-    buf: &mut Vec<u8>,
-    max: usize,
-) -> std::io::Result<Line> {
-    let mut total = 0usize;
-    loop {
-        let available = reader.fill_buf().await?;
-        if available.is_empty() {
-            return Ok(if total == 0 {
-                Line::Eof
-            } else if total > max {
-                Line::TooLong(total)
-            } else {
-                Line::Complete
-            });
-        }
-        let (chunk, found) = match available.iter().position(|&b| b == b'\n') {
-            Some(at) => (&available[..=at], true),
-            None => (available, false),
-        };
-        let used = chunk.len();
-        if total + used <= max {
-            buf.extend_from_slice(chunk);
-        } else if buf.len() < 256 {
-            let room = 256 - buf.len();
-            buf.extend_from_slice(&chunk[..room.min(used)]);
-        }
-        total += used;
-        reader.consume(used);
-        if found {
-            return Ok(if total > max { Line::TooLong(total) } else { Line::Complete });
-        }
-    }
-}
-
-/// The numeric `"id"` near the start of a message, read without parsing the whole of it.
-pub(super) fn leading_id(prefix: &[u8]) -> Option<u64> {
-    let text = String::from_utf8_lossy(&prefix[..prefix.len().min(256)]).into_owned();
-    let at = text.find("\"id\"")? + 4;
-    let rest = text[at..].trim_start().strip_prefix(':')?.trim_start();
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    digits.parse().ok()
 }

@@ -1,4 +1,4 @@
-//! A stdio upstream's stderr: every line into its own size-bounded log file (rotated once, so at
+//! A child's stderr (a stdio MCP upstream's, an ACP agent's): every line into its own size-bounded log file (rotated once, so at
 //! most twice `UPSTREAM_STDERR_LOG_BYTES` on disk), at most one line per
 //! `UPSTREAM_STDERR_SAMPLE` into the daemon's own log (with how many were skipped), and the last
 //! lines kept for the error that names a crash.
@@ -12,7 +12,7 @@ use std::time::Instant;
 use tokio::io::BufReader;
 use tokio::sync::watch;
 
-use super::read::{Line, read_line_bounded};
+use crate::jsonl::{Line, read_line_bounded};
 use crate::limits::{UPSTREAM_STDERR_LOG_BYTES, UPSTREAM_STDERR_SAMPLE, UPSTREAM_STDERR_TAIL_BYTES};
 use crate::lock::Recover;
 
@@ -78,7 +78,7 @@ impl Rotating {
         if writeln!(file, "{line}").is_ok() {
             self.written += length;
         } else {
-            tracing::warn!(source = "upstream", path = %self.path.display(), "cannot write the upstream's stderr log; lines are dropped");
+            tracing::warn!(path = %self.path.display(), "cannot write a child's stderr log; lines are dropped");
             self.file = None;
         }
     }
@@ -90,12 +90,13 @@ fn open_append(path: &Path) -> Option<std::fs::File> {
         let _ = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir);
     }
     let opened = std::fs::OpenOptions::new().create(true).append(true).mode(0o600).open(path);
-    opened.map_err(|e| tracing::warn!(source = "upstream", path = %path.display(), error = %e, "cannot open the upstream's stderr log")).ok()
+    opened.map_err(|e| tracing::warn!(path = %path.display(), error = %e, "cannot open a child's stderr log")).ok()
 }
 
 /// Reads stderr until it closes. Writing the file is a short page-cache write per line, done
 /// on this task: a process that floods stderr is slowed by its own pipe, never the daemon's log.
-pub(super) async fn stderr_loop(
+pub(crate) async fn stderr_loop(
+    source: &'static str,
     name: String,
     stderr: tokio::process::ChildStderr,
     log: Option<PathBuf>,
@@ -122,7 +123,7 @@ pub(super) async fn stderr_loop(
                 tail.push(line);
                 if logged.is_none_or(|at| at.elapsed() >= UPSTREAM_STDERR_SAMPLE) {
                     let path = file.as_ref().map(|f| f.path.display().to_string()).unwrap_or_default();
-                    tracing::info!(source = "upstream", upstream = %name, stream = "stderr", skipped, log = %path, "{line}");
+                    tracing::info!(source, process = %name, stream = "stderr", skipped, log = %path, "{line}");
                     logged = Some(Instant::now());
                     skipped = 0;
                 } else {
