@@ -88,6 +88,9 @@ fi
 stage "real agents: the real CLIs under tuicd against scripted model servers (state, receipts, dialogs, spawn + MCP)"
 timeout 900 python3 tests/agents/run.py --tuicd "$root/target/debug/tuicd" --bridge "$root/target/debug/tuic-bridge"
 
+stage "real ACP agents: claude-code-acp, codex-acp and Gemini CLI --acp driven through /acp (stream, permissions, cancel, 20 reconnects, kill + load)"
+timeout 600 python3 tests/acp/run.py --tuicd "$root/target/debug/tuicd"
+
 stage "mobile: /mobile in headless Chromium (Playwright), at a phone viewport"
 bash tests/mobile/setup.sh
 (cd tests && timeout 120 node mobile/mobile.mjs "$root/target/debug/tuicd" "$root/target/mobile")

@@ -9,10 +9,19 @@ approval, update notices) already answered in the config files `prepare` wrote i
 ever typed to get past a first-run screen. The Rust tests, the recorder and the benchmarks all
 launch through here, so a CLI's launch recipe lives in exactly one file: `clis/<cli>.py`.
 
+    python3 tests/agents/bed.py launch-acp CLI --base-url URL --home DIR --cwd DIR
+
+prints the same shape for the CLI's ACP agent (claude, codex, gemini): the command that speaks the
+Agent Client Protocol on its stdin/stdout, with the same config files and environment (`version`
+is the ACP agent's own). tests/acp/ launches through it; so should any other test of a real ACP agent.
+
 Each `clis/<cli>.py` module has:
     VERSION      the pinned version (package.json / the venv), named in fixture file names
     PROTOCOL     the model_server module it talks to
     def prepare(home: Path, cwd: Path, base_url: str) -> dict   # {"argv": [...], "env": {...}}
+and the ACP agents (ACP_CLIS) also:
+    ACP_VERSION  the pinned version of the ACP agent
+    def acp_prepare(home: Path, cwd: Path, base_url: str) -> dict   # the same shape
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 CLIS = ["claude", "codex", "gemini", "opencode", "aider"]
+ACP_CLIS = ["claude", "codex", "gemini"]
 
 
 def module(cli: str):
@@ -43,6 +53,17 @@ def launch(cli: str, base_url: str, home: Path, cwd: Path) -> dict:
     return spec
 
 
+def launch_acp(cli: str, base_url: str, home: Path, cwd: Path) -> dict:
+    if cli not in ACP_CLIS:
+        raise SystemExit(f"bed.py: no ACP agent for {cli!r}; known: {', '.join(ACP_CLIS)}")
+    mod = module(cli)
+    home.mkdir(parents=True, exist_ok=True)
+    spec = mod.acp_prepare(home, cwd, base_url.rstrip("/"))
+    spec["version"] = mod.ACP_VERSION
+    spec["protocol"] = mod.PROTOCOL
+    return spec
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="launch recipes for the real agent CLIs")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -51,8 +72,14 @@ def main() -> None:
     p.add_argument("--base-url", required=True)
     p.add_argument("--home", required=True, type=Path)
     p.add_argument("--cwd", required=True, type=Path)
+    p = sub.add_parser("launch-acp")
+    p.add_argument("cli")
+    p.add_argument("--base-url", required=True)
+    p.add_argument("--home", required=True, type=Path)
+    p.add_argument("--cwd", required=True, type=Path)
     args = parser.parse_args()
-    print(json.dumps(launch(args.cli, args.base_url, args.home, args.cwd)))
+    run = launch_acp if args.command == "launch-acp" else launch
+    print(json.dumps(run(args.cli, args.base_url, args.home, args.cwd)))
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the real agent CLIs the agent tests run against, from the registries only and at the
+# Installs the real agent CLIs the agent tests run against (and the ACP agents tests/acp runs), from the registries only and at the
 # versions pinned here: the npm CLIs from package-lock.json (npm ci into tests/agents/node_modules)
 # and Aider from requirements.txt into tests/agents/.venv. Idempotent: each part is skipped when
 # its marker shows the pinned set already installed.
@@ -28,6 +28,10 @@ fi
 
 for cli in claude codex gemini opencode; do
   printf '%s %s\n' "$cli" "$(node_modules/.bin/$cli --version 2>/dev/null | head -1)"
+done
+# The ACP agents (tests/acp): codex-acp has no --version, so the versions npm installed.
+for pkg in @zed-industries/claude-code-acp @zed-industries/codex-acp; do
+  printf '%s %s\n' "$pkg" "$(node -p "require('./node_modules/$pkg/package.json').version" 2>/dev/null)"
 done
 [ -x .venv/bin/aider ] && printf 'aider %s\n' "$(.venv/bin/aider --version 2>/dev/null | tail -1)"
 echo "real agent CLIs ready"

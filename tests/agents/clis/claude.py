@@ -1,5 +1,13 @@
 """Claude Code: launch recipe for the real-agent test bed (see bed.py).
 
+ACP (`acp_prepare`): @zed-industries/claude-code-acp (ACP_VERSION) runs the Claude Agent SDK,
+which spawns the SDK's own bundled Claude Code (cli.js, not the pinned native binary above) with
+the same HOME, ~/.claude.json and ANTHROPIC_BASE_URL. The adapter passes
+--allow-dangerously-skip-permissions, which that Claude Code refuses as root unless IS_SANDBOX=1
+("--dangerously-skip-permissions cannot be used with root/sudo privileges"): set here, so the
+recipe starts under root (CI containers) and as a user alike. The session still starts in the
+`default` permission mode, so a shell command asks (session/request_permission).
+
 Claude Code is a native (Bun-compiled) binary that reads ~/.claude.json (global state: onboarding,
 theme, per-project trust, approved API keys) and ~/.claude/settings.json (settings). With HOME
 inside the throwaway dir both live there. It talks Anthropic Messages to ANTHROPIC_BASE_URL.
@@ -17,6 +25,8 @@ PROTOCOL = "anthropic"
 
 HERE = Path(__file__).resolve().parent
 BINARY = HERE.parent / "node_modules" / ".bin" / "claude"
+ACP_VERSION = "0.16.2"
+ACP_BINARY = HERE.parent / "node_modules" / ".bin" / "claude-code-acp"
 
 # A fake key in the real key's shape; Claude Code asks to approve a custom key once, keyed by its
 # last 20 characters (customApiKeyResponses.approved).
@@ -70,3 +80,10 @@ def prepare(home: Path, cwd: Path, base_url: str) -> dict:
         "CLAUDE_CODE_IDE_SKIP_AUTO_INSTALL": "1",
     }
     return {"argv": [str(BINARY)], "env": env}
+
+
+def acp_prepare(home: Path, cwd: Path, base_url: str) -> dict:
+    """The ACP agent (claude-code-acp) on stdio, configured like the TUI: {"argv", "env"}."""
+    spec = prepare(home, cwd, base_url)
+    spec["env"]["IS_SANDBOX"] = "1"
+    return {"argv": [str(ACP_BINARY)], "env": spec["env"]}

@@ -19,6 +19,11 @@ $CODEX_HOME/packages/app-server-daemon and starts `codex app-server --managed-da
 pid-update-loop) as setsid daemons that outlive the TUI. The GPT-6 models use "code mode" (one JS
 `exec` tool), so MODEL is gpt-5.5. Left at its default on purpose: disable_paste_burst (true makes
 text + CR with no gap submit; the default needs a gap or a bracketed paste, see the facts file).
+ACP (`acp_prepare`): @zed-industries/codex-acp (ACP_VERSION, a native binary with its own Codex
+core, not the pinned CLI above) reads the same $CODEX_HOME/config.toml; it takes no
+--no-daemon / --strict-config. It asks before the scripted model's escalated exec_command
+(session/request_permission with approved / approved-execpolicy-amendment / abort).
+
 MCP: [mcp_servers.tuic] command = "tuic-bridge" (args = []) in config.toml, or
 -c 'mcp_servers.tuic.command="tuic-bridge"'; its tools are deferred behind `tool_search`
 (namespace mcp__tuic).
@@ -36,6 +41,8 @@ PROTOCOL = "responses"
 
 HERE = Path(__file__).resolve().parent
 BINARY = HERE.parent / "node_modules" / ".bin" / "codex"
+ACP_VERSION = "0.16.0"
+ACP_BINARY = HERE.parent / "node_modules" / ".bin" / "codex-acp"
 
 API_KEY = "sk-tuic-fake-key-for-scripted-model-server"
 # A model of the bundled catalogue (an unknown one gets a "metadata not found" warning) whose tools
@@ -129,3 +136,9 @@ def prepare(home: Path, cwd: Path, base_url: str) -> dict:
         "CODEX_DISABLE_UPDATE_CHECK": "1",
     }
     return {"argv": [str(BINARY), "--no-daemon", "--strict-config"], "env": env}
+
+
+def acp_prepare(home: Path, cwd: Path, base_url: str) -> dict:
+    """The ACP agent (codex-acp) on stdio, with the TUI's config.toml: {"argv", "env"}."""
+    spec = prepare(home, cwd, base_url)
+    return {"argv": [str(ACP_BINARY)], "env": spec["env"]}

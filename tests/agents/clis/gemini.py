@@ -4,6 +4,9 @@ The base URL comes from GOOGLE_GEMINI_BASE_URL (the @google/genai client appends
 the key from GEMINI_API_KEY; ~/.gemini/settings.json picks the API-key auth type, turns folder trust
 off, sets the theme, and turns off update checks, usage statistics, telemetry, banner and tips, so
 the CLI starts straight into its composer.
+
+ACP (`acp_prepare`): the same CLI and settings with `--acp` (0.61 also takes the deprecated
+`--experimental-acp`).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from pathlib import Path
 from clis import home_env
 
 VERSION = "0.61.0"
+ACP_VERSION = VERSION
 PROTOCOL = "gemini"
 
 HERE = Path(__file__).resolve().parent
@@ -60,3 +64,9 @@ def prepare(home: Path, cwd: Path, base_url: str) -> dict:
         "NO_BROWSER": "true",
     }
     return {"argv": [str(BIN)], "env": env}
+
+
+def acp_prepare(home: Path, cwd: Path, base_url: str) -> dict:
+    """Gemini CLI in ACP mode on stdio, with the TUI's settings: {"argv", "env"}."""
+    spec = prepare(home, cwd, base_url)
+    return {"argv": [spec["argv"][0], "--acp"], "env": spec["env"]}

@@ -13,7 +13,9 @@ module, chosen by the request path:
 What each answers is decided by script.decide from directives in the prompt (see script.py).
 Every request is appended to the log as one JSON line (script.Request.log_record) before it is
 answered, and an `{"event": "answered"}` line once the answer was sent, so a test reads exactly
-what reached the model and when the model's side of a turn ended. Request records have no
+what reached the model and when the model's side of a turn ended; its `first_byte` is the
+time.time() at which the answer's head went out (after the scripted delay; the first text chunk
+follows it at once), the model's clock for latency benchmarks. Request records have no
 `event` key. Control:
 
     GET  /_log      the log so far, as a JSON array
@@ -78,8 +80,12 @@ class Handler(BaseHTTPRequestHandler):
             raise ValueError("zstd request bodies are not supported")
         return raw
 
+    first_byte: float | None = None
+
     def send_json(self, status: int, value) -> None:
         data = json.dumps(value).encode()
+        if self.first_byte is None:
+            self.first_byte = time.time()
         self.send_response(status)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
@@ -87,6 +93,8 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def start_sse(self, content_type: str = "text/event-stream") -> None:
+        if self.first_byte is None:
+            self.first_byte = time.time()
         self.send_response(200)
         self.send_header("content-type", content_type)
         self.send_header("cache-control", "no-cache")
@@ -125,13 +133,18 @@ class Handler(BaseHTTPRequestHandler):
                 request = module.parse(self.path, body)
                 record = request.log_record()
                 self.log.add(record)
+                self.first_byte = None
                 try:
                     module.answer(self, request, body)
+                except (BrokenPipeError, ConnectionResetError):
+                    # The client dropped the answer (a cancelled turn): nothing to send it to.
+                    self.close_connection = True
                 finally:
                     # The model's side of the turn is over: recordings label what the CLI shows
                     # after this as the end of the model's work.
                     self.log.add({"protocol": request.protocol, "event": "answered", "main": record["main"],
-                                  "prompt": request.prompt, "time": time.time()})
+                                  "prompt": request.prompt, "time": time.time(),
+                                  "first_byte": self.first_byte})
                 return
         self.unknown()
 

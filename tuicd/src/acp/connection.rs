@@ -316,6 +316,11 @@ impl Connection {
                 self.journal.append(number, "invalid", json!({"reason": reason, "bytes": bytes, "head": head}));
             }
             Incoming::Message(message) => {
+                if let (Some(id), None) = (message.get("id").and_then(Value::as_u64), message.get("method")) {
+                    // A turn's end: cleared before it is journaled, so a client that prompts again
+                    // on seeing it finds the session free.
+                    self.end_turn_of(number, id);
+                }
                 let sequence = self.journal.append(number, "agent", json!({"message": &message}));
                 match (message.get("id"), message.get("method").and_then(Value::as_str)) {
                     (Some(id), Some(method)) => self.on_request(number, sequence, id.clone(), method, &message),
@@ -501,10 +506,16 @@ impl Connection {
     }
 
     /// Kills the agent's process group now; the connection stays, settled as killed.
-    pub(crate) fn kill(&self) {
-        let live = self.state.locked().live.clone();
-        if let Some(live) = live {
-            live.kill();
+    pub(crate) fn kill(&self) -> Option<u64> {
+        let live = self.state.locked().live.clone()?;
+        live.kill();
+        Some(live.number)
+    }
+
+    /// Kills the agent and waits (up to [`ACP_DISCONNECT_GRACE`]) until its generation settled.
+    pub(crate) async fn kill_and_settle(&self) {
+        if let Some(number) = self.kill() {
+            let _ = tokio::time::timeout(ACP_DISCONNECT_GRACE, self.settled(number)).await;
         }
     }
 
@@ -693,6 +704,16 @@ impl Connection {
             }
         });
         Ok((id, sequence))
+    }
+
+    /// Clears the turn whose `session/prompt` had request id `id` in generation `number`.
+    fn end_turn_of(&self, number: u64, id: u64) {
+        let mut state = self.state.locked();
+        for session in state.sessions.values_mut() {
+            if session.generation == number && session.turn == Some(id) {
+                session.turn = None;
+            }
+        }
     }
 
     fn end_turn(&self, session_id: &str, number: u64, id: Option<u64>) {

@@ -158,7 +158,7 @@ impl Acp {
     /// Kills every agent (the daemon is stopping).
     pub(crate) fn kill_all(&self) {
         for connection in self.list() {
-            connection.kill();
+            let _ = connection.kill();
         }
     }
 }

@@ -17,9 +17,12 @@ impl From<AcpError> for ApiError {
     fn from(e: AcpError) -> Self {
         match e {
             AcpError::Launch(m) => ApiError::BadRequest(m),
-            AcpError::Rpc { .. } | AcpError::Protocol(_) | AcpError::Closed(_) => {
-                ApiError::UpstreamFailed(e.to_string())
+            AcpError::Rpc { ref data, .. } => {
+                // The agent's own details (`data`) are often the only useful words.
+                let details = data.as_ref().map(|d| format!(" ({})", cap(&d.to_string(), 2000))).unwrap_or_default();
+                ApiError::UpstreamFailed(format!("{e}{details}"))
             }
+            AcpError::Protocol(_) | AcpError::Closed(_) => ApiError::UpstreamFailed(e.to_string()),
             AcpError::Timeout(m) => ApiError::Timeout(m),
             AcpError::Unsupported(_) => ApiError::Unsupported(e.to_string()),
             AcpError::NotFound(m) => ApiError::NotFound(m),
@@ -28,6 +31,19 @@ impl From<AcpError> for ApiError {
         }
     }
 }
+
+fn cap(text: &str, max: usize) -> &str {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => &text[..at],
+        None => text,
+    }
+}
+
+/// The body of a route that takes none: read (so the connection stays usable) and must be empty
+/// or `{}`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoBody {}
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -85,18 +101,21 @@ pub(crate) async fn get(app: &App, id: &str) -> ApiResult {
     ok_json(&app.acp.get(id)?.snapshot())
 }
 
-pub(crate) async fn disconnect(app: &App, id: &str) -> ApiResult {
+pub(crate) async fn disconnect(app: &App, id: &str, req: Request) -> ApiResult {
+    let NoBody {} = read_optional_json(req).await?;
     app.acp.disconnect(id).await?;
     ok_json(&json!({"id": id, "closed": true}))
 }
 
-pub(crate) async fn kill(app: &App, id: &str) -> ApiResult {
+pub(crate) async fn kill(app: &App, id: &str, req: Request) -> ApiResult {
+    let NoBody {} = read_optional_json(req).await?;
     let connection = app.acp.get(id)?;
-    connection.kill();
+    connection.kill_and_settle().await;
     ok_json(&connection.snapshot())
 }
 
-pub(crate) async fn reconnect(app: &App, id: &str) -> ApiResult {
+pub(crate) async fn reconnect(app: &App, id: &str, req: Request) -> ApiResult {
+    let NoBody {} = read_optional_json(req).await?;
     let connection = app.acp.get(id)?;
     let (program, args) = ego_command(app)?;
     connection.reconnect(program, args).await?;
@@ -157,7 +176,8 @@ pub(crate) async fn session_action(app: &App, id: &str, session_id: &str, action
     Ok(json_response(status, &result))
 }
 
-pub(crate) async fn delete_session(app: &App, id: &str, session_id: &str) -> ApiResult {
+pub(crate) async fn delete_session(app: &App, id: &str, session_id: &str, req: Request) -> ApiResult {
+    let NoBody {} = read_optional_json(req).await?;
     ok_json(&app.acp.get(id)?.session_op(session_id, SessionOp::Delete, None).await?)
 }
 
@@ -175,7 +195,8 @@ pub(crate) async fn prompt(app: &App, id: &str, session_id: &str, req: Request) 
     Ok(json_response(StatusCode::ACCEPTED, &json!({"request_id": request_id, "sequence": sequence, "sent": true})))
 }
 
-pub(crate) async fn cancel(app: &App, id: &str, session_id: &str) -> ApiResult {
+pub(crate) async fn cancel(app: &App, id: &str, session_id: &str, req: Request) -> ApiResult {
+    let NoBody {} = read_optional_json(req).await?;
     ok_json(&app.acp.get(id)?.cancel(session_id)?)
 }
 

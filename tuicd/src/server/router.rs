@@ -195,11 +195,11 @@ pub(super) async fn route(app: App, caller: Caller, req: Request) -> Response {
         ),
         ["acp", "connections", id] => methods!(gate, &method,
             GET [OBSERVE] => routes::acp::get(&app, id),
-            DELETE [DRIVE] => routes::acp::disconnect(&app, id),
+            DELETE [DRIVE] => routes::acp::disconnect(&app, id, req),
         ),
-        ["acp", "connections", id, "kill"] => methods!(gate, &method, POST [DRIVE] => routes::acp::kill(&app, id)),
+        ["acp", "connections", id, "kill"] => methods!(gate, &method, POST [DRIVE] => routes::acp::kill(&app, id, req)),
         ["acp", "connections", id, "reconnect"] => {
-            methods!(gate, &method, POST [DRIVE] => routes::acp::reconnect(&app, id))
+            methods!(gate, &method, POST [DRIVE] => routes::acp::reconnect(&app, id, req))
         }
         ["acp", "connections", id, "stream"] => {
             methods!(gate, &method, GET [OBSERVE] => routes::acp_stream::stream(&app, &caller, id, req))
@@ -212,13 +212,13 @@ pub(super) async fn route(app: App, caller: Caller, req: Request) -> Response {
             POST [DRIVE] => routes::acp::new_session(&app, id, req),
         ),
         ["acp", "connections", id, "sessions", sid] => {
-            methods!(gate, &method, DELETE [DRIVE] => routes::acp::delete_session(&app, id, sid))
+            methods!(gate, &method, DELETE [DRIVE] => routes::acp::delete_session(&app, id, sid, req))
         }
         ["acp", "connections", id, "sessions", sid, "prompt"] => {
             methods!(gate, &method, POST [DRIVE] => routes::acp::prompt(&app, id, sid, req))
         }
         ["acp", "connections", id, "sessions", sid, "cancel"] => {
-            methods!(gate, &method, POST [DRIVE] => routes::acp::cancel(&app, id, sid))
+            methods!(gate, &method, POST [DRIVE] => routes::acp::cancel(&app, id, sid, req))
         }
         ["acp", "connections", id, "sessions", sid, "config"] => {
             methods!(gate, &method, POST [DRIVE] => routes::acp::config(&app, id, sid, req))

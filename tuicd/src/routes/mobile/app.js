@@ -1,6 +1,6 @@
 "use strict";
 // tuic on a phone: the sessions list, one session's live output with quick replies, a question
-// banner on every screen, and the ui tool's confirms. Same-origin with the API, so the browser's
+// banner on every screen, the ui tool's confirms, and ACP agents (acp.js). Same-origin with the API, so the browser's
 // Basic Auth (over TCP) covers every fetch, the /events stream and the WebSocket.
 
 const POLL_MS = 3000;
@@ -8,7 +8,7 @@ const RETRY_MS = 2000;
 const NOTICE_MS = 5000;
 // Every event the page acts on; `ui=confirm` makes this page an answerer for ui confirms.
 const EVENTS = "/events?ui=confirm&types=session-created,session-closed,ui-confirm-requested,ui-confirm-resolved" +
-  ",upstream-status-changed,mcp-oauth-start";
+  ",upstream-status-changed,mcp-oauth-start,acp-notice";
 const QUICK = [["Yes", "y\r"], ["No", "n\r"], ["Enter", "\r"], ["Ctrl-C", "\x03"]];
 
 const $ = (id) => document.getElementById(id);
@@ -225,9 +225,7 @@ async function openSession(id) {
   closeSession();
   const opened = ++app.opened;
   app.current = { id, socket: null, screen: new TextScreen(""), cursor: 0, ended: false, choice: null };
-  $("list-view").hidden = true;
-  $("detail-view").hidden = false;
-  $("back").hidden = false;
+  showMain("detail-view", id);
   $("ended").hidden = true;
   $("output").textContent = "";
   $("title").textContent = id;
@@ -316,14 +314,28 @@ function closeSession() {
   if (view && view.socket) view.socket.close();
 }
 
+// The screens: the two lists (reached from the nav) and the two detail views (with Back).
+const MAINS = ["list-view", "detail-view", "acp-view", "acp-chat"];
+const TOP = ["list-view", "acp-view"];
+
+function showMain(id, title) {
+  for (const main of MAINS) $(main).hidden = main !== id;
+  const top = TOP.includes(id);
+  $("back").hidden = top;
+  $("nav").hidden = !top;
+  for (const link of $("nav").querySelectorAll("a")) link.ariaCurrent = link.dataset.view === id ? "page" : null;
+  $("title").textContent = title;
+}
+
 function route() {
   const match = location.hash.match(/^#\/s\/(.+)$/);
-  if (match) return openSession(decodeURIComponent(match[1]));
+  if (match) {
+    acpLeave();
+    return openSession(decodeURIComponent(match[1]));
+  }
   closeSession();
-  $("list-view").hidden = false;
-  $("detail-view").hidden = true;
-  $("back").hidden = true;
-  $("title").textContent = "Sessions";
+  if (acpRoute(location.hash)) return;
+  showMain("list-view", "Sessions");
 }
 
 // ---- events ----
@@ -336,6 +348,7 @@ function listen() {
     loadConfirms();
     loadUpstreams();
     poll();
+    acpWake();
   };
   events.addEventListener("session-created", poll);
   events.addEventListener("session-closed", (e) => {
@@ -346,6 +359,7 @@ function listen() {
   events.addEventListener("ui-confirm-requested", (e) => addConfirm(JSON.parse(e.data)));
   events.addEventListener("ui-confirm-resolved", (e) => dropConfirm(JSON.parse(e.data).id));
   events.addEventListener("upstream-status-changed", loadUpstreams);
+  events.addEventListener("acp-notice", (e) => acpNotice(JSON.parse(e.data)));
   events.addEventListener("mcp-oauth-start", (e) => {
     const started = JSON.parse(e.data);
     oauthStarted(started.name, started);
@@ -358,7 +372,8 @@ function listen() {
 
 // ---- start ----
 
-$("back").onclick = () => (location.hash = "#/");
+$("back").onclick = () => (location.hash = location.hash.startsWith("#/acp/") ? "#/acp" : "#/");
+acpInit();
 $("send").onsubmit = (event) => {
   event.preventDefault();
   const input = $("text");
@@ -371,7 +386,10 @@ $("confirm").oncancel = (event) => event.preventDefault();
 window.addEventListener("hashchange", route);
 route();
 poll();
-setInterval(poll, POLL_MS);
+setInterval(() => {
+  poll();
+  if (acp.listing) loadAcpConnections();
+}, POLL_MS);
 listen();
 if ("serviceWorker" in navigator && window.isSecureContext) {
   navigator.serviceWorker.register("/mobile/sw.js", { scope: "/mobile" }).catch(() => {});

@@ -9,11 +9,12 @@ use crate::http::body::full;
 use crate::http::{ApiError, ApiResult, Response};
 
 /// `(file name, content type, bytes)`: the whole page, every file it loads.
-const ASSETS: [(&str, &str, &str); 9] = [
+const ASSETS: [(&str, &str, &str); 10] = [
     ("index.html", "text/html; charset=utf-8", include_str!("index.html")),
     ("text.js", "text/javascript; charset=utf-8", include_str!("text.js")),
     ("confirm.js", "text/javascript; charset=utf-8", include_str!("confirm.js")),
     ("upstreams.js", "text/javascript; charset=utf-8", include_str!("upstreams.js")),
+    ("acp.js", "text/javascript; charset=utf-8", include_str!("acp.js")),
     ("app.js", "text/javascript; charset=utf-8", include_str!("app.js")),
     ("style.css", "text/css; charset=utf-8", include_str!("style.css")),
     ("manifest.webmanifest", "application/manifest+json", include_str!("manifest.webmanifest")),

@@ -2,7 +2,7 @@
 // (sessions, output, events, the WebSocket) always go to the network: stale terminal output
 // would mislead, so offline the page says it is offline instead.
 const SHELL = "tuic-mobile-shell-v1";
-const FILES = ["/mobile", "/mobile/text.js", "/mobile/confirm.js", "/mobile/upstreams.js", "/mobile/app.js", "/mobile/style.css",
+const FILES = ["/mobile", "/mobile/text.js", "/mobile/confirm.js", "/mobile/upstreams.js", "/mobile/acp.js", "/mobile/app.js", "/mobile/style.css",
   "/mobile/manifest.webmanifest", "/mobile/icon.svg"];
 
 self.addEventListener("install", (event) => {
