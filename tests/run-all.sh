@@ -94,11 +94,13 @@ timeout 600 python3 tests/acp/run.py --tuicd "$root/target/debug/tuicd"
 stage "mobile: /mobile in headless Chromium (Playwright), at a phone viewport"
 bash tests/mobile/setup.sh
 (cd tests && timeout 120 node mobile/mobile.mjs "$root/target/debug/tuicd" "$root/target/mobile")
+(cd tests && timeout 120 node mobile/acp.mjs "$root/target/debug/tuicd" "$root/target/mobile")
 
 stage "gui: tuic-gui renders under Xvfb"
 bash tests/gui/screenshot.sh target/debug/tuicd target/debug/tuic-gui target/tuic-gui.png
 bash tests/gui/terminal.sh target/debug/tuicd target/debug/tuic-gui
 bash tests/gui/peers.sh target/debug/tuicd target/debug/tuic-gui
+bash tests/gui/acp.sh target/debug/tuicd target/debug/tuic-gui
 
 stage "security: attacks from outside (rebinding page in Chromium, a remote peer in a network namespace, another local user)"
 timeout 600 bash tests/security/run.sh "$root/target/debug/tuicd"

@@ -559,6 +559,8 @@ pub const ACP_JOURNAL_FRAMES: usize = 8192;
 pub const ACP_JOURNAL_BYTES: usize = 32 * 1024 * 1024;
 /// ACP: frames a stream sends per batch before it flushes and looks again.
 pub const ACP_STREAM_BATCH: usize = 256;
+/// ACP: a quiet stream sends a WebSocket ping this often.
+pub const ACP_STREAM_PING: Duration = Duration::from_secs(20);
 /// ACP: messages queued to an agent's stdin; past it an answer is refused (the agent is not
 /// reading).
 pub const ACP_WRITE_QUEUE: usize = 256;

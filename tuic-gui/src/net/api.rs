@@ -100,6 +100,17 @@ impl Api {
         answer(self.request(method, path).json(body).send().await).await
     }
 
+    /// A request that may take longer than the usual deadline (an ACP agent's launch).
+    pub(crate) async fn send_slow(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: &Value,
+        timeout: Duration,
+    ) -> Result<Value, ApiError> {
+        answer(self.request(method, path).json(body).timeout(timeout).send().await).await
+    }
+
     /// A streaming GET (the SSE bus): the response once its headers arrive, without the
     /// per-request deadline that would cut a long-lived stream.
     pub(crate) async fn open_stream(&self, path: &str) -> Result<reqwest::Response, ApiError> {

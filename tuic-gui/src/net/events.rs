@@ -84,7 +84,8 @@ async fn read(handle: &Handle, api: &Api, refresh: &Notify, response: reqwest::R
 
 /// Event kinds we act on, as `'static` names (anything else is ignored).
 fn leak_kind(kind: &str) -> &'static str {
-    const KNOWN: [&str; 14] = [
+    const KNOWN: [&str; 15] = [
+        "acp-notice",
         "session-created",
         "session-closed",
         "term-alias-assigned",
@@ -115,6 +116,8 @@ async fn dispatch(handle: &Handle, api: &Api, refresh: &Notify, kind: &str, payl
             }
         }
         "peer-registered" | "peer-unregistered" => handle.peers.wake(),
+        // An ACP connection changed state or a question came or went: refresh the view's lists.
+        "acp-notice" => handle.acp.wake(),
         "mcp-toast" => {
             toast(handle, &text("title"), &text("message"), payload["level"].as_str().unwrap_or("info"));
             if let Some(sound) = payload["sound"].as_str() {

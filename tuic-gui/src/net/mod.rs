@@ -2,6 +2,7 @@
 //! runs every request the UI asks for and every open terminal's stream. The UI never blocks on
 //! IO: it reads [`Snapshot`] under a short lock and queues [`Command`]s.
 
+pub(crate) mod acp;
 pub(crate) mod api;
 mod events;
 mod peers;
@@ -79,6 +80,8 @@ pub(crate) struct Snapshot {
     pub journal: VecDeque<Value>,
     /// `ui-screenshot-requested` ids the window has not captured yet.
     pub screenshots: Vec<String>,
+    /// ACP agents (`/acp/connections`), polled while the Agents (ACP) view is open.
+    pub acp: acp::AcpState,
 }
 
 #[derive(Debug)]
@@ -103,6 +106,8 @@ pub(crate) enum Command {
         id: String,
         image: Arc<eframe::egui::ColorImage>,
     },
+    /// An action of the Agents (ACP) view; its failure shows in that view.
+    Acp(acp::AcpCommand),
 }
 
 /// Wakes the UI when the network side changed something it shows.
@@ -125,6 +130,7 @@ pub(crate) struct Handle {
     runtime: tokio::runtime::Handle,
     api: Arc<Mutex<Api>>,
     peers: peers::Watch,
+    acp: acp::Watch,
 }
 
 impl Handle {
@@ -151,6 +157,19 @@ impl Handle {
     pub(crate) fn watch_peers(&self, visible: bool, selected: Option<&str>) {
         self.peers.set(visible, selected);
     }
+
+    /// Says whether the Agents (ACP) view is open: its connections are polled only then.
+    pub(crate) fn watch_acp(&self, visible: bool) {
+        self.acp.set(visible);
+    }
+
+    /// Follows one ACP connection's stream on the network thread; dropping every clone of the
+    /// returned [`acp::Conversation`] closes it.
+    pub(crate) fn open_acp(&self, connection: &str) -> acp::Conversation {
+        let _entered = self.runtime.enter();
+        let api = self.api.locked().clone();
+        acp::open(api, connection.to_owned(), self.repaint.clone(), self.acp.clone())
+    }
 }
 
 pub(crate) fn spawn(target: Target) -> anyhow::Result<Handle> {
@@ -166,6 +185,7 @@ pub(crate) fn spawn(target: Target) -> anyhow::Result<Handle> {
         runtime: runtime.handle().clone(),
         api: Arc::new(Mutex::new(api)),
         peers: peers::Watch::default(),
+        acp: acp::Watch::default(),
     };
     let worker = handle.clone();
     std::thread::Builder::new().name("tuic-net".into()).spawn(move || runtime.block_on(run(worker, rx)))?;
@@ -176,6 +196,7 @@ async fn run(handle: Handle, mut commands: mpsc::Receiver<Command>) {
     let refresh = Arc::new(Notify::new());
     let mut events = tokio::spawn(events::follow(handle.clone(), refresh.clone()));
     tokio::spawn(peers::follow(handle.clone()));
+    tokio::spawn(acp::follow(handle.clone()));
     let mut tick = tokio::time::interval(POLL_INTERVAL);
     let mut last_stats = Instant::now() - STATS_INTERVAL;
     loop {
@@ -199,6 +220,7 @@ async fn run(handle: Handle, mut commands: mpsc::Receiver<Command>) {
                     }
                     events = tokio::spawn(events::follow(handle.clone(), refresh.clone()));
                     handle.peers.wake();
+                    handle.acp.wake();
                 }
                 Some(command) => {
                     let api = handle.api.locked().clone();
@@ -296,6 +318,11 @@ async fn execute(handle: &Handle, api: &Api, command: Command) -> Result<(), Api
         // Its own task: encoding takes a while, and the poll loop goes on meanwhile.
         Command::Screenshot { id, image } => {
             drop(tokio::spawn(screenshot::answer(handle.clone(), api.clone(), id, image)))
+        }
+        // Its own task too: launching an agent waits for its initialize.
+        Command::Acp(command) => {
+            let (handle, api) = (handle.clone(), api.clone());
+            drop(tokio::spawn(async move { acp::execute(&handle, &api, command).await }));
         }
     }
     Ok(())

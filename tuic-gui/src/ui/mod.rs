@@ -1,6 +1,8 @@
 //! The window: a status bar, the question banner, the sessions overview, the terminals as tabs,
+//! the Agents (ACP) view (in place of the terminals while open),
 //! the peers and journal, and the dialogs; it answers screenshot requests with its own pixels. Every frame is drawn from the network side's last snapshot.
 
+mod acp;
 mod dialogs;
 mod notices;
 mod overview;
@@ -38,6 +40,7 @@ pub(crate) struct TuicApp {
     spawn: Option<dialogs::SpawnForm>,
     settings: Option<dialogs::SettingsForm>,
     peers: peers::PeersView,
+    acp: acp::AcpView,
     frame_log: Option<FrameLog>,
     /// The connection state and terminal states last printed under `--print-geometry`.
     printed_states: Vec<String>,
@@ -60,6 +63,7 @@ impl TuicApp {
             spawn: None,
             settings: None,
             peers: peers::PeersView::default(),
+            acp: acp::AcpView::default(),
             frame_log: FrameLog::from_env(),
             printed_states: Vec::new(),
             printed_confirm: String::new(),
@@ -154,12 +158,17 @@ impl TuicApp {
             }
             let peers = ui.toggle_value(&mut self.peers.open, "Peers");
             let journal = ui.toggle_value(&mut self.peers.journal_open, format!("Journal ({})", snap.journal.len()));
+            let acp = ui
+                .toggle_value(&mut self.acp.open, "Agents (ACP)")
+                .on_hover_text("ACP agents the daemon drives: their sessions and conversations");
             let line = format!(
-                "button peers={:.0},{:.0} journal={:.0},{:.0}",
+                "button peers={:.0},{:.0} journal={:.0},{:.0} acp={:.0},{:.0}",
                 peers.rect.center().x,
                 peers.rect.center().y,
                 journal.rect.center().x,
-                journal.rect.center().y
+                journal.rect.center().y,
+                acp.rect.center().x,
+                acp.rect.center().y
             );
             if self.options.print_geometry && line != self.printed_buttons {
                 println!("{line}");
@@ -280,6 +289,7 @@ impl eframe::App for TuicApp {
             self.generation = snap.generation;
             self.tabs.clear();
             self.closed_all = false;
+            self.acp.reset();
         }
         if !self.options.open.is_empty() && !snap.sessions.is_empty() {
             for wanted in std::mem::take(&mut self.options.open) {
@@ -321,7 +331,12 @@ impl eframe::App for TuicApp {
         });
         let mut typed = None;
         let mut painted = None;
+        self.handle.watch_acp(self.acp.open);
         egui::CentralPanel::default().show(ui, |ui| {
+            if self.acp.open {
+                self.acp.show(ui, &snap, &self.handle, self.options.print_geometry);
+                return;
+            }
             if self.tabs.is_empty() {
                 ui.centered_and_justified(|ui| ui.weak("no terminal open: pick a session or create one"));
                 return;

@@ -316,16 +316,25 @@ impl Connection {
                 self.journal.append(number, "invalid", json!({"reason": reason, "bytes": bytes, "head": head}));
             }
             Incoming::Message(message) => {
-                if let (Some(id), None) = (message.get("id").and_then(Value::as_u64), message.get("method")) {
-                    // A turn's end: cleared before it is journaled, so a client that prompts again
-                    // on seeing it finds the session free.
-                    self.end_turn_of(number, id);
-                }
-                let sequence = self.journal.append(number, "agent", json!({"message": &message}));
-                match (message.get("id"), message.get("method").and_then(Value::as_str)) {
-                    (Some(id), Some(method)) => self.on_request(number, sequence, id.clone(), method, &message),
-                    (None, Some("session/update")) => self.on_update(&message),
-                    _ => {}
+                let method = message.get("method").and_then(Value::as_str);
+                match (message.get("id"), method) {
+                    (Some(id), Some(method)) => self.on_request(number, id.clone(), method, &message),
+                    (Some(id), None) => {
+                        // A turn's end: cleared before it is journaled, so a client that prompts
+                        // again on seeing it finds the session free; the frame names the session.
+                        let ended = id.as_u64().and_then(|id| self.end_turn_of(number, id));
+                        let mut body = json!({"message": &message});
+                        if let Some(session_id) = ended {
+                            body["turn_end"] = json!({"session_id": session_id});
+                        }
+                        self.journal.append(number, "agent", body);
+                    }
+                    (None, _) => {
+                        self.journal.append(number, "agent", json!({"message": &message}));
+                        if method == Some("session/update") {
+                            self.on_update(&message);
+                        }
+                    }
                 }
             }
         }
@@ -354,12 +363,16 @@ impl Connection {
 
     /// A request of the agent's: a question for a person waits; anything else is refused (tuicd
     /// offers no file system or terminal).
-    fn on_request(&self, number: u64, sequence: u64, id: Value, method: &str, message: &Value) {
+    /// The request is journaled here: a question is registered under the same lock as its frame
+    /// is appended, so whoever sees the frame finds it in the interactions too.
+    fn on_request(&self, number: u64, id: Value, method: &str, message: &Value) {
         let params = message.get("params").cloned().unwrap_or(Value::Null);
+        let journal_it = || self.journal.append(number, "agent", json!({"message": message}));
         let kind = match method {
             "session/request_permission" => InteractionKind::Permission,
             "elicitation/create" => InteractionKind::Elicitation,
             _ => {
+                journal_it();
                 let text =
                     format!("tuicd does not offer {method}: it advertises no file-system or terminal capability");
                 self.reply_error(number, &id, METHOD_NOT_FOUND, &text);
@@ -373,6 +386,7 @@ impl Connection {
                     request.options.iter().map(|o| o.option_id.to_string()).collect(),
                 ),
                 Err(e) => {
+                    journal_it();
                     self.reply_error(number, &id, -32602, &format!("invalid session/request_permission params: {e}"));
                     return;
                 }
@@ -380,15 +394,17 @@ impl Connection {
             InteractionKind::Elicitation => match serde_json::from_value::<CreateElicitationRequest>(params.clone()) {
                 Ok(_) => (params.get("sessionId").and_then(Value::as_str).map(str::to_owned), Vec::new()),
                 Err(e) => {
+                    journal_it();
                     self.reply_error(number, &id, -32602, &format!("invalid elicitation/create params: {e}"));
                     return;
                 }
             },
         };
         let key = key_of(&id);
-        let refused = {
+        let (refused, sequence) = {
             let mut state = self.state.locked();
-            if state.generation != number || state.phase != Phase::Ready {
+            let sequence = journal_it();
+            let refused = if state.generation != number || state.phase != Phase::Ready {
                 Some("the connection is not ready".to_owned())
             } else if state.interactions.contains_key(&key) {
                 Some(format!("request id {key} is already waiting on a person"))
@@ -407,7 +423,8 @@ impl Connection {
                 };
                 state.interactions.insert(key.clone(), interaction);
                 None
-            }
+            };
+            (refused, sequence)
         };
         match refused {
             Some(reason) => self.reply_error(number, &id, -32000, &reason),
@@ -706,14 +723,14 @@ impl Connection {
         Ok((id, sequence))
     }
 
-    /// Clears the turn whose `session/prompt` had request id `id` in generation `number`.
-    fn end_turn_of(&self, number: u64, id: u64) {
+    /// Clears the turn whose `session/prompt` had request id `id` in generation `number`, and
+    /// names its session.
+    fn end_turn_of(&self, number: u64, id: u64) -> Option<String> {
         let mut state = self.state.locked();
-        for session in state.sessions.values_mut() {
-            if session.generation == number && session.turn == Some(id) {
-                session.turn = None;
-            }
-        }
+        let (session_id, session) =
+            state.sessions.iter_mut().find(|(_, s)| s.generation == number && s.turn == Some(id))?;
+        session.turn = None;
+        Some(session_id.clone())
     }
 
     fn end_turn(&self, session_id: &str, number: u64, id: Option<u64>) {

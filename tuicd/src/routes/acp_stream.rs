@@ -22,7 +22,7 @@ use crate::acp::Connection;
 use crate::acp::journal::Since;
 use crate::http::body::query;
 use crate::http::{ApiError, ApiResult, Caller, Request};
-use crate::limits::{ACP_STREAM_BATCH, WS_READ_BUFFER};
+use crate::limits::{ACP_STREAM_BATCH, ACP_STREAM_PING, WS_READ_BUFFER};
 use crate::state::App;
 
 #[derive(Debug, Default, Deserialize)]
@@ -102,9 +102,9 @@ type Socket = WebSocketStream<TokioIo<hyper::upgrade::Upgraded>>;
 async fn pump(socket: Socket, connection: Arc<Connection>, mut after: u64) {
     let (mut sink, mut incoming) = socket.split();
     let (_, first) = connection.journal.bounds();
-    let state = connection.snapshot()["state"].clone();
-    let hello =
-        json!({"seq": after, "kind": "hello", "connection": connection.id, "first_sequence": first, "state": state});
+    let snapshot = connection.snapshot();
+    let hello = json!({"seq": after, "kind": "hello", "connection": connection.id, "first_sequence": first,
+        "state": snapshot["state"], "generation": snapshot["generation"]});
     if sink.send(Message::text(hello.to_string())).await.is_err() {
         return;
     }
@@ -133,6 +133,13 @@ async fn pump(socket: Socket, connection: Arc<Connection>, mut after: u64) {
         }
         tokio::select! {
             () = connection.journal.wait_past(after) => {}
+            // A ping while quiet, so a client (a phone back from sleep) can tell a live socket
+            // from a half-open one.
+            () = tokio::time::sleep(ACP_STREAM_PING) => {
+                if sink.send(Message::Ping(Default::default())).await.is_err() {
+                    return;
+                }
+            }
             message = incoming.next() => match message {
                 Some(Ok(Message::Close(_))) | None | Some(Err(_)) => {
                     let _ = sink.send(Message::Close(None)).await;

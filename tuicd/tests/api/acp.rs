@@ -480,3 +480,48 @@ async fn acp_a_hostile_agent_leaves_the_daemon_serving_with_a_clear_state() {
     }
     socket.send(Message::Close(None)).await.ok();
 }
+
+#[tokio::test]
+async fn acp_connections_are_read_through_the_session_tool_like_terminals() {
+    let daemon = daemon().await;
+    let (id, session) = connect(&daemon).await;
+    let (_, snapshot) = daemon.get(&format!("/acp/connections/{id}")).await;
+    let mut socket = open_stream(&daemon, &id, Some(snapshot["sequence"].as_u64().unwrap())).await;
+    let request = prompt(&daemon, &id, &session, "hello from a person").await;
+    read_turn(&mut socket, request).await;
+
+    let list = crate::mcp_client::ok(&daemon, "session", json!({"action": "list"})).await;
+    let entry = list.as_array().unwrap().iter().find(|e| e["session_id"] == json!(id)).expect("listed");
+    assert_eq!(entry["agent_type"], "fake-acp");
+    assert_eq!(entry["agent_state"], "idle");
+    let read = crate::mcp_client::ok(&daemon, "session", json!({"action": "output", "session_id": id})).await;
+    let data = read["data"].as_str().unwrap();
+    assert!(data.contains("prompt: hello from a person"), "{data}");
+    assert!(data.contains("\nReceived: hello from a person\n"), "the chunks join into one line: {data}");
+    assert!(data.contains("turn ended: end_turn"), "{data}");
+    let cursor = read["cursor"].as_u64().unwrap();
+    let again = crate::mcp_client::ok(
+        &daemon,
+        "session",
+        json!({"action": "output", "session_id": id, "since_cursor": cursor}),
+    )
+    .await;
+    assert_eq!(again["data"], "", "nothing new after the cursor: {again}");
+    let small =
+        crate::mcp_client::ok(&daemon, "session", json!({"action": "output", "session_id": id, "limit": 40})).await;
+    assert!(small["data"].as_str().unwrap().len() <= 80 && small["more"] == true, "{small}");
+
+    let request = prompt(&daemon, &id, &session, "ask").await;
+    pending(&daemon, &id, 1).await;
+    let list = crate::mcp_client::ok(&daemon, "session", json!({"action": "list"})).await;
+    let entry = list.as_array().unwrap().iter().find(|e| e["session_id"] == json!(id)).unwrap();
+    assert_eq!(entry["agent_state"], "awaiting_input");
+    let read = crate::mcp_client::ok(
+        &daemon,
+        "session",
+        json!({"action": "output", "session_id": id, "since_cursor": cursor}),
+    )
+    .await;
+    assert!(read["data"].as_str().unwrap().contains("asks permission: Run echo hi"), "{read}");
+    let _ = request;
+}

@@ -14,6 +14,7 @@ const acp = {
   connections: [],
   listing: false, // the connections screen is showing
   view: null, // the conversation in view (see openAcpChat)
+  asking: [], // questions waiting on a person, on every connection: [{connection, interaction}]
   opened: 0,
 };
 
@@ -42,6 +43,7 @@ function acpLeave() {
   const view = acp.view;
   acp.view = null;
   acp.opened++;
+  if (view) renderAcpAsking();
   if (view) {
     clearTimeout(view.retry);
     if (view.socket) view.socket.close();
@@ -85,7 +87,7 @@ function renderAcpConnections() {
     const actions = el("div", { className: "acp-actions" },
       c.state === "ready" ? button("New session", () => newAcpSession(c.id), "primary") : null,
       c.state === "settled" ? button("Reconnect", () => acpConnectionAction(c.id, "reconnect")) : null,
-      button("Close", () => acpConnectionAction(c.id, "close")));
+      button("Close", () => confirm(`Close ${c.id}? Its agent process is stopped.`) && acpConnectionAction(c.id, "close")));
     const card = el("li", { className: "acp-conn" }, head, sub, sessions, actions);
     card.dataset.connection = c.id;
     card.dataset.state = c.state;
@@ -143,19 +145,22 @@ function openAcpChat(cid, sid) {
     cid, sid, opened,
     socket: null, retry: 0, attempt: 0, opens: 0,
     seq: null, // the last frame rendered: the stream resumes after it
+    startSeq: null, // the frame this view started after: older ones it never shows
     gap: false, gone: false,
     generation: 0, state: "", attached: true, canLoad: false,
     running: false,
     stick: true, // the log follows new items
     followedTo: 0, // the scrollTop it last followed to
     turns: new Set(), // "generation:id" of this session's session/prompt requests without an answer yet
-    questions: new Map(), // request id -> {node, kind, options, listed}
+    questions: new Map(), // request id -> {node, kind, options, listed}: waiting
+    settled: new Map(), // the same once settled (the newest 100), so the answer frame can say how
     tools: new Map(), // toolCallId -> node
     last: null, // {role, text node} that the next chunk of the same role joins
     plan: null, // this turn's plan node, redrawn by each plan update
   };
   acp.view = view;
   showMain("acp-chat", sid);
+  renderAcpAsking();
   $("acp-log").replaceChildren();
   $("acp-gap").hidden = true;
   $("acp-meta").replaceChildren();
@@ -164,12 +169,12 @@ function openAcpChat(cid, sid) {
   refreshAcpSnapshot(view).then((ok) => {
     if (!ok || view !== acp.view) return;
     openAcpStream(view);
-    loadAcpInteractions(view);
   });
 }
 
-/** Reads the connection; false (and says so) when it is gone. */
-async function refreshAcpSnapshot(view) {
+/** Reads the connection; false (and says so) when it is gone. `sync` takes the session's
+ * turn_running as the truth (the stream cannot tell when the turn's request is not in view). */
+async function refreshAcpSnapshot(view, sync = false) {
   let c;
   try {
     c = await api("GET", `/acp/connections/${enc(view.cid)}`);
@@ -183,13 +188,14 @@ async function refreshAcpSnapshot(view) {
     return false;
   }
   if (view !== acp.view) return false;
+  connected();
   view.snapshot = c;
   view.generation = c.generation;
   view.state = c.state;
   view.canLoad = !!(c.agent_capabilities && c.agent_capabilities.loadSession);
   const s = c.sessions.find((x) => x.session_id === view.sid);
   view.attached = !!(s && s.attached);
-  if (s && view.seq === null) view.running = s.turn_running;
+  if (s && (view.seq === null || sync)) view.running = s.turn_running;
   renderAcpMeta(view);
   renderAcpControls();
   return true;
@@ -268,7 +274,6 @@ async function resumeAcpStream(view) {
   const c = view.snapshot;
   if (view.seq !== null && view.seq + 1 < c.first_sequence) return acpGap(view, view.seq, c.first_sequence);
   openAcpStream(view);
-  loadAcpInteractions(view);
 }
 
 /** Test hook and manual drop: closes the stream as a network loss would. */
@@ -280,6 +285,20 @@ function acpDropStream() {
 function acpWake() {
   const view = acp.view;
   if (view && !view.socket && !view.gap && !view.gone) resumeAcpStream(view);
+}
+
+// A phone asleep for a while may hold a socket that looks open but is dead (the stream has no
+// heartbeat): back in front after a while, the page reopens it after the last frame.
+const ACP_STALE_MS = 5000;
+let hiddenAt = 0;
+function acpVisibility() {
+  if (document.visibilityState !== "visible") {
+    hiddenAt = Date.now();
+    return;
+  }
+  if (hiddenAt && Date.now() - hiddenAt > ACP_STALE_MS) acpDropStream();
+  hiddenAt = 0;
+  acpWake();
 }
 
 function acpGap(view, after, first) {
@@ -301,11 +320,13 @@ async function reloadAcp(view) {
     old.onclose = null;
     old.close();
   }
-  if (!(await refreshAcpSnapshot(view))) return;
+  if (!(await refreshAcpSnapshot(view, true))) return;
   const loading = view.canLoad;
-  Object.assign(view, { gap: false, seq: loading ? view.snapshot.sequence : null, last: null, plan: null, attempt: 0 });
+  Object.assign(view, { gap: false, seq: loading ? view.snapshot.sequence : null, startSeq: null, last: null, plan: null,
+    attempt: 0 });
   view.turns.clear();
   view.questions.clear();
+  view.settled.clear();
   view.tools.clear();
   $("acp-gap").hidden = true;
   $("acp-log").replaceChildren();
@@ -316,9 +337,8 @@ async function reloadAcp(view) {
     } catch (error) {
       failed(error);
     }
-    await refreshAcpSnapshot(view);
+    await refreshAcpSnapshot(view, true);
   }
-  loadAcpInteractions(view);
 }
 
 // ---- frames ----
@@ -326,8 +346,11 @@ async function reloadAcp(view) {
 function acpFrame(view, frame) {
   if (frame.kind === "hello") {
     if (view.seq === null) view.seq = frame.seq;
+    if (view.startSeq === null) view.startSeq = frame.seq;
     view.state = frame.state || view.state;
     renderAcpMeta(view);
+    // What waits on a person now, read once the view knows which frames it will show.
+    loadAcpInteractions(view);
     return;
   }
   if (frame.kind === "gap") return acpGap(view, frame.missed_after, frame.first_sequence);
@@ -400,9 +423,10 @@ function acpClient(view, frame) {
     renderAcpControls();
   } else if (m.method === "session/cancel") {
     if (params.sessionId === view.sid) acpNote(view, "Cancel sent.");
-  } else if (!m.method && m.id != null && view.questions.has(String(m.id))) {
+  } else if (!m.method && m.id != null) {
     // tuicd's answer to one of the agent's questions, whoever gave it.
-    settleQuestion(view, String(m.id), answerText(view.questions.get(String(m.id)), m));
+    const q = view.questions.get(String(m.id)) || view.settled.get(String(m.id));
+    if (q) settleQuestion(view, String(m.id), answerText(q, m));
   }
 }
 
@@ -439,14 +463,17 @@ function acpAgent(view, frame) {
     view.plan = null;
     view.running = view.turns.size > 0;
     renderAcpControls();
+  } else if (!m.method && m.id != null && view.running && view.turns.size === 0) {
+    // A turn whose request came before what this view saw may just have ended: ask.
+    refreshAcpSnapshot(view, true);
   }
 }
 
 function acpUpdate(view, u) {
   switch (u.sessionUpdate) {
-    case "agent_message_chunk": return acpText(view, "agent", blockText(u.content));
-    case "user_message_chunk": return acpText(view, "user", blockText(u.content));
-    case "agent_thought_chunk": return acpText(view, "thought", blockText(u.content));
+    case "agent_message_chunk": return acpText(view, "agent", blockText(u.content), u.messageId);
+    case "user_message_chunk": return acpText(view, "user", blockText(u.content), u.messageId);
+    case "agent_thought_chunk": return acpText(view, "thought", blockText(u.content), u.messageId);
     case "tool_call": case "tool_call_update": return acpTool(view, u);
     case "plan": return acpPlan(view, u.entries || []);
     case "current_mode_update": return acpNote(view, `Mode: ${u.currentModeId}`);
@@ -454,17 +481,18 @@ function acpUpdate(view, u) {
   }
 }
 
-/** Streamed text: chunks of one role in a row join one item. */
-function acpText(view, role, text) {
+/** Streamed text: chunks of one role in a row join one item (unless their messageIds differ). */
+function acpText(view, role, text, messageId) {
   if (!text) return;
-  if (view.last && view.last.role === role && view.last.node.isConnected) {
+  const last = view.last;
+  if (last && last.role === role && last.node.isConnected && (messageId == null || last.messageId === messageId)) {
     view.last.text.appendData(text);
     return;
   }
   const node = acpItem(view, role, "");
   const t = document.createTextNode(text);
   node.querySelector(".body").append(t);
-  view.last = { role, node, text: t };
+  view.last = { role, node, text: t, messageId };
 }
 
 function acpItem(view, kind, text) {
@@ -547,8 +575,11 @@ async function loadAcpInteractions(view) {
   for (const i of pending) {
     if (i.session_id !== view.sid) continue;
     listed.add(i.request_id);
-    addQuestion(view, i);
-    view.questions.get(i.request_id).listed = true;
+    // Asked before the frames this view shows: only this list has it. Asked in a frame the stream
+    // has not delivered yet: it comes in its place in the conversation.
+    if (i.sequence <= view.startSeq) addQuestion(view, i);
+    const q = view.questions.get(i.request_id);
+    if (q) q.listed = true;
   }
   // One listed earlier and not now was answered (or cancelled) elsewhere. One never listed yet may
   // be younger than this answer, so it stays until the stream or a later read settles it.
@@ -581,8 +612,15 @@ function addQuestion(view, i) {
 
 function settleQuestion(view, rid, text) {
   const q = view.questions.get(rid);
-  if (!q) return;
+  if (!q) {
+    // Settled already (by the interactions list or a refused answer): the answer frame says how.
+    const done = view.settled.get(rid);
+    if (done) done.node.querySelector(".answer").textContent = text;
+    return;
+  }
   view.questions.delete(rid);
+  view.settled.set(rid, q);
+  if (view.settled.size > 100) view.settled.delete(view.settled.keys().next().value);
   q.node.classList.add("settled");
   q.node.dataset.settled = "1";
   q.node.querySelector(".body").replaceChildren(el("div", { textContent: q.summary }),
@@ -653,6 +691,39 @@ function elicitationForm(view, i) {
   return form;
 }
 
+/** The banner on every other screen: an agent waits on a person. */
+async function loadAcpAsking() {
+  const asking = [];
+  try {
+    for (const c of (await api("GET", "/acp/connections")).connections) {
+      if (!c.interactions_pending) continue;
+      for (const i of (await api("GET", `/acp/connections/${enc(c.id)}/interactions`)).interactions) {
+        asking.push({ connection: c.id, name: agentName(c), interaction: i });
+      }
+    }
+  } catch (error) {
+    if (!(error instanceof HttpError)) return; // offline: the page says so elsewhere
+    if (error.status !== 404) return failed(error);
+  }
+  acp.asking = asking;
+  renderAcpAsking();
+}
+
+function renderAcpAsking() {
+  const view = acp.view;
+  const elsewhere = acp.asking.filter((a) => !view || view.cid !== a.connection || view.sid !== a.interaction.session_id);
+  const banner = $("acp-question");
+  banner.hidden = elsewhere.length === 0;
+  if (!elsewhere.length) return;
+  const [first] = elsewhere;
+  const what = first.interaction.kind === "permission"
+    ? `permission for ${(first.interaction.tool_call && first.interaction.tool_call.title) || "a tool call"}`
+    : first.interaction.message || "a question";
+  const more = elsewhere.length > 1 ? ` (+${elsewhere.length - 1} more)` : "";
+  banner.replaceChildren(el("b", { textContent: `${first.name} asks: ` }), `${what}${more}`);
+  banner.onclick = () => (location.hash = `#/acp/${enc(first.connection)}/${enc(first.interaction.session_id)}`);
+}
+
 // ---- the dock: prompt, cancel, new session ----
 
 async function sendAcpPrompt(event) {
@@ -691,6 +762,7 @@ async function cancelAcpTurn() {
 /** `acp-notice` from /events: a question asked or settled, a connection ready or settled. */
 function acpNotice(n) {
   if (acp.listing) loadAcpConnections();
+  if (n.notice !== "ready") loadAcpAsking();
   const view = acp.view;
   if (!view || view.cid !== n.connection) return;
   if (n.notice === "interaction_pending" || n.notice === "interaction_settled") loadAcpInteractions(view);
@@ -711,7 +783,7 @@ function acpInit() {
   // A notice or the keyboard resizing the log keeps it at the bottom when it was there.
   if (window.ResizeObserver) new ResizeObserver(followAcpLog).observe(log);
   // Back from the background or the network: resume the stream at once.
-  document.addEventListener("visibilitychange", () => document.visibilityState === "visible" && acpWake());
+  document.addEventListener("visibilitychange", acpVisibility);
   window.addEventListener("online", acpWake);
   window.addEventListener("pageshow", acpWake);
 }

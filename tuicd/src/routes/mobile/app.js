@@ -349,6 +349,7 @@ function listen() {
     loadUpstreams();
     poll();
     acpWake();
+    loadAcpAsking();
   };
   events.addEventListener("session-created", poll);
   events.addEventListener("session-closed", (e) => {

@@ -58,7 +58,11 @@ pub(super) fn list(ctx: &CallContext) -> Value {
             pty_description: ctx.app.mcp.pty_description(&s.id),
         })
         .collect();
-    serde_json::to_value(entries).unwrap_or_else(|_| json!([]))
+    let mut list = serde_json::to_value(entries).unwrap_or_else(|_| json!([]));
+    if let Value::Array(items) = &mut list {
+        items.extend(super::acp::list_entries(ctx));
+    }
+    list
 }
 
 pub(super) async fn create(ctx: &CallContext, p: Create) -> Result<Value, ToolError> {
@@ -121,8 +125,11 @@ pub(super) fn output(ctx: &CallContext, p: Output) -> Result<Value, ToolError> {
     if p.limit == Some(0) {
         return Err(ToolError::new("session action=output: limit must be at least 1"));
     }
-    let session = ctx.app.sessions.resolve(&p.session_id).map_err(session_error)?;
     let limit = p.limit.unwrap_or(OUTPUT_DEFAULT_BYTES);
+    if let Ok(connection) = ctx.app.acp.get(&p.session_id) {
+        return super::acp::output(&connection, p.since_cursor, limit);
+    }
+    let session = ctx.app.sessions.resolve(&p.session_id).map_err(session_error)?;
     let format = p.format.unwrap_or_default();
     if format == Format::Raw {
         let query =

@@ -2,6 +2,7 @@
 //! [`TOOL`], its parameters a struct in [`params`]; reads run inline, process spawns and signals
 //! on the blocking pool, waits on their own async handler.
 
+mod acp;
 mod actions;
 pub(crate) mod agent;
 pub(crate) mod keys;
