@@ -64,10 +64,14 @@ def wait_for(what: str, check, timeout: float = 30.0, interval: float = 0.05):
 class Tuicd:
     """A tuicd on a socket in its own config dir."""
 
-    def __init__(self, binary: str, root: Path, env: dict | None = None):
-        """`env` is merged into the daemon's own environment (spawned agents inherit it)."""
+    def __init__(self, binary: str, root: Path, env: dict | None = None, config: dict | None = None):
+        """`env` is merged into the daemon's own environment (spawned agents inherit it);
+        `config`, when given, is written as the daemon's config.json before it starts (e.g. a TCP
+        listener with Basic Auth: `services.server` / `services.auth`)."""
         self.dir = root / "tuic"
         self.dir.mkdir(mode=0o700, parents=True)
+        if config is not None:
+            (self.dir / "config.json").write_text(json.dumps(config))
         self.socket = self.dir / "mcp.sock"
         self.log = open(root / "tuicd.log", "wb")
         # A CI runner's markers (CI=true, GITHUB_ACTIONS) put Gemini CLI in headless mode even on a
@@ -194,16 +198,17 @@ def make_repo(path: Path) -> Path:
 class Bed:
     """A temp dir holding a model server, a tuicd and a git repository for the CLIs to work in."""
 
-    def __init__(self, tuicd_binary: str, env=None):
+    def __init__(self, tuicd_binary: str, env=None, config: dict | None = None):
         """`env`: merged into tuicd's environment; a dict, or a function of this Bed (its model
         server and repository are up by then), e.g. `lambda b: b.spec("claude")["env"]` so that
-        agents tuicd spawns itself start the way `launch` starts them."""
+        agents tuicd spawns itself start the way `launch` starts them. `config`: tuicd's
+        config.json, written before it starts (default: none, tuicd's defaults)."""
         # Not under /tmp: Gemini CLI refuses settings files below a directory others can write.
         BED_ROOT.mkdir(parents=True, exist_ok=True)
         self.root = Path(tempfile.mkdtemp(prefix="bed-", dir=BED_ROOT))
         self.model = ModelServer(self.root)
         self.repo = make_repo(self.root / "repo")
-        self.tuicd = Tuicd(tuicd_binary, self.root, env(self) if callable(env) else env)
+        self.tuicd = Tuicd(tuicd_binary, self.root, env(self) if callable(env) else env, config)
 
     def spec(self, cli: str) -> dict:
         """Writes `cli`'s config files into its home under this Bed; returns bed.py's launch spec."""
