@@ -6,9 +6,11 @@ Each agent (claude: @zed-industries/claude-code-acp, codex: @zed-industries/code
 Gemini CLI --acp; launched the way `tests/agents/bed.py launch-acp` says) gets one Bed (model
 server + tuicd carrying the agent's launch environment + a git repository) and one connection,
 and the checks run in order through tuicd's HTTP API and its WebSocket stream (contract:
-docs of the ACP routes): connect, reply, permission, cancel, resume (20 reconnects mid-turn, 0
-frames lost), kill + reconnect + load, disconnect. The truth is what reached the model (the model
-server's log), what the command left behind, and the frames on the stream.
+docs of the ACP routes): connect, reply, permission (answered over REST), mobile_permission
+(answered by tapping the allow_once option on /mobile in headless Chromium at a phone viewport:
+tests/acp/mobile_permission.mjs over tuicd's TCP listener with Basic Auth), cancel, resume (20
+reconnects mid-turn, 0 frames lost), kill + reconnect + load, disconnect. The truth is what reached
+the model (the model server's log), what the command left behind, and the frames on the stream.
 
 Prints `ok <name>` / `FAIL <name>: <reason>`, then `N passed, M failed`; exits 1 when any
 failed. Every wait is a condition with a deadline. Python 3.11 stdlib only.
@@ -19,9 +21,12 @@ from __future__ import annotations
 import argparse
 import json
 import socket
+import subprocess
 import sys
 import time
 import traceback
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -48,6 +53,12 @@ KNOWN = {
 REPLY = "hello through tuicd"
 # Claude Code runs a bare `echo` without asking (read-only); a redirect makes every agent ask.
 SHELL = "echo hi > marker.txt"
+# The same for the permission answered from /mobile, leaving its own file.
+MOBILE_SHELL = "echo phone > mobile.txt"
+# tuicd's TCP listener (loopback, Basic Auth) for /mobile, and the page driver.
+USER = "phone"
+PASSWORD = "correct horse"
+MOBILE_SCRIPT = HERE / "mobile_permission.mjs"
 LONG_REPLY = " ".join(f"word{i:03d}" for i in range(150))  # 1199 chars: 100 chunks of 12
 
 
@@ -149,11 +160,28 @@ def acp_spec(cli: str, b: Bed) -> dict:
     return bed.launch_acp(cli, b.model.url, b.root / f"home-{cli}", b.repo)
 
 
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def tcp_config(tuicd: str, port: int) -> dict:
+    """tuicd's config.json: the HTTP server on loopback `port` behind Basic Auth (for /mobile)."""
+    hashed = subprocess.run([tuicd, "hash-password", "--cost", "4"], input=PASSWORD.encode(), capture_output=True,
+                            timeout=30, check=True).stdout.decode().strip()
+    return {"services": {"server": {"enabled": True, "port": port, "bind_address": "127.0.0.1"},
+                         "auth": {"username": USER, "password_hash": hashed, "auth_rate_limit_max": 100}}}
+
+
 class Suite:
     def __init__(self, cli: str, tuicd: str):
         self.cli = cli
         self.specs: dict = {}
-        self.bed = Bed(tuicd, lambda b: self.specs.setdefault("spec", acp_spec(cli, b))["env"])
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.bed = Bed(tuicd, lambda b: self.specs.setdefault("spec", acp_spec(cli, b))["env"],
+                       config=tcp_config(tuicd, self.port))
         self.spec = self.specs["spec"]
         self.cid: str | None = None
         self.sid: str | None = None
@@ -287,6 +315,62 @@ class Suite:
                          10, "interaction_settled")
         check(must(self.bed, "GET", self.path("/interactions"))["interactions"] == [], "interactions left")
         return f"options {[o.get('optionId') for o in item['options']]}, answered {option['optionId']}"
+
+    def mobile_permission(self) -> str:
+        """The same question, answered by a person on /mobile: the page taps the option named as
+        the allow_once option is (ids differ per agent; the page shows names)."""
+        marker = self.bed.repo / "mobile.txt"
+        check(not marker.exists(), "mobile.txt exists before the turn")
+        # The page needs the TCP listener: reachable, and behind the password.
+        try:
+            with urllib.request.urlopen(self.base + "/health", timeout=5) as r:
+                raise Failed(f"GET /health over TCP without credentials: {r.status}, want 401")
+        except urllib.error.HTTPError as e:
+            check(e.code == 401, f"GET /health over TCP without credentials: {e.code}, want 401")
+        sent, stream = self.prompt(f"[[shell={MOBILE_SHELL}]] [[after=The command ran.]] run it")
+        try:
+            # /events' waits look at the notices seen before too: only this turn's (journaled
+            # after its prompt) count.
+            _, notice = self.events.wait(
+                lambda n, d: d.get("connection") == self.cid and d.get("notice") == "interaction_pending"
+                and d.get("sequence", 0) > sent["sequence"], 120, "interaction_pending")
+            check(notice.get("session_id") == self.sid, f"notice session {notice.get('session_id')!r}")
+            items = must(self.bed, "GET", self.path("/interactions"))["interactions"]
+            check(len(items) == 1, f"interactions: {items}")
+            item = items[0]
+            check(item["kind"] == "permission" and item["request_id"] == notice.get("request_id"),
+                  f"interaction {item} vs notice {notice}")
+            check(not marker.exists(), "the command ran before it was allowed")
+            option = next((o for o in item["options"] if o.get("kind") == "allow_once"), None)
+            check(option is not None, f"no allow_once option: {item['options']}")
+            names = [o.get("name") for o in item["options"]]
+            check(names.count(option.get("name")) == 1, f"the allow_once option's name is not unique: {names}")
+            shots = self.bed.root / f"mobile-{self.cli}"
+            argv = ["node", str(MOBILE_SCRIPT), self.base, USER, PASSWORD, self.cid, self.sid,
+                    str(item["request_id"]), option["name"], str(shots)]
+            try:
+                page = subprocess.run(argv, capture_output=True, timeout=120, cwd=HERE)
+            except subprocess.TimeoutExpired:
+                raise Failed("mobile_permission.mjs ran past 120 s")
+            said = (page.stdout.decode(errors="replace") + page.stderr.decode(errors="replace")).strip()
+            check(page.returncode == 0, f"the page (exit {page.returncode}): {said[-600:]}")
+            end = stream.until(lambda f: is_response(f, sent["request_id"]), 120, "the turn's end")
+        finally:
+            stream.close()
+        stop = (end["message"].get("result") or {}).get("stopReason")
+        check(stop == "end_turn", f"stopReason {stop!r}")
+        check(marker.exists() and marker.read_text().strip() == "phone", "the command did not run")
+        answer = next((f for f in stream.frames if f.get("kind") == "client"
+                       and str((f.get("message") or {}).get("id")) == str(item["request_id"])), None)
+        check(answer is not None, "tuicd's answer to the permission request is not on the stream")
+        outcome = ((answer["message"].get("result") or {}).get("outcome") or {})
+        check(outcome.get("optionId") == option["optionId"],
+              f"the answer sent to the agent: {outcome}, want optionId {option['optionId']!r}")
+        self.events.wait(lambda n, d: d.get("connection") == self.cid and d.get("notice") == "interaction_settled"
+                         and d.get("sequence", 0) > sent["sequence"], 10, "interaction_settled")
+        check(must(self.bed, "GET", self.path("/interactions"))["interactions"] == [], "interactions left")
+        return (f"tapped {option['name']!r} ({option['optionId']}) of {len(names)} options on /mobile, "
+                f"the page says answered; the command ran, the turn ended")
 
     def cancel(self) -> str:
         before = len(self.bed.model.requests())
@@ -424,7 +508,7 @@ class Suite:
         return "closed"
 
 
-CHECKS = ["connect", "reply", "permission", "cancel", "resume", "kill_reconnect_load", "disconnect"]
+CHECKS = ["connect", "reply", "permission", "mobile_permission", "cancel", "resume", "kill_reconnect_load", "disconnect"]
 
 
 def main() -> None:
