@@ -160,6 +160,9 @@ pub(crate) const EXTENSIONS: [(&str, &str); 3] =
 #[derive(Debug)]
 pub(crate) struct Connection {
     pub id: String,
+    /// When it was made: with `id`, what tells it from a connection of an earlier daemon run that
+    /// had the same id.
+    pub created_at_ms: u64,
     pub journal: Journal,
     launch: Mutex<Launch>,
     state: Mutex<State>,
@@ -186,6 +189,7 @@ impl Connection {
         };
         Self {
             id,
+            created_at_ms: now_ms(),
             journal: Journal::new(),
             launch: Mutex::new(launch),
             state: Mutex::new(state),
@@ -504,6 +508,7 @@ impl Connection {
             state.sessions.iter().map(|(id, s)| session_json(id, s, state.generation, state.phase)).collect();
         json!({
             "id": self.id,
+            "created_at_ms": self.created_at_ms,
             "generation": state.generation,
             "state": state.phase.name(),
             "settled_reason": state.settled_reason,

@@ -104,7 +104,7 @@ async fn pump(socket: Socket, connection: Arc<Connection>, mut after: u64) {
     let (_, first) = connection.journal.bounds();
     let snapshot = connection.snapshot();
     let hello = json!({"seq": after, "kind": "hello", "connection": connection.id, "first_sequence": first,
-        "state": snapshot["state"], "generation": snapshot["generation"]});
+        "state": snapshot["state"], "generation": snapshot["generation"], "created_at_ms": connection.created_at_ms});
     if sink.send(Message::text(hello.to_string())).await.is_err() {
         return;
     }
