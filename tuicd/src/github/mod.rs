@@ -18,7 +18,7 @@ pub(crate) use confirm::confirm_write;
 pub(crate) use parse::{Check, CheckSummary, Created, Issue, PrStatus, RepoStatus};
 use run::{Output, RunError};
 
-use crate::limits::GH_CALL_TIMEOUT;
+use crate::limits::{GH_CALL_TIMEOUT, GH_OUTPUT_MAX_BYTES};
 
 /// Why a GitHub operation did not answer.
 #[derive(Debug, thiserror::Error)]
@@ -63,6 +63,10 @@ async fn gh(cwd: &Path, args: &[&str], stdin: Option<Vec<u8>>) -> Result<Output,
     if out.code == Some(GH_EXIT_AUTH) || stderr.contains("gh auth login") {
         return Err(GhError::NotLoggedIn(first_line(stderr)));
     }
+    if out.stdout_truncated {
+        // Cut JSON does not parse: name the bound, not the parse error it would cause.
+        return Err(GhError::Failed { command, message: over_bound() });
+    }
     Ok(out)
 }
 
@@ -78,6 +82,14 @@ async fn gh_ok(cwd: &Path, args: &[&str], stdin: Option<Vec<u8>>, also_ok: &[i32
         m => m,
     };
     Err(GhError::Failed { command, message })
+}
+
+/// Why a `gh` answer past its output bound is refused.
+fn over_bound() -> String {
+    format!(
+        "its output passed the {} MiB bound ({GH_OUTPUT_MAX_BYTES} bytes) and was cut there, so it was not read; ask for less",
+        GH_OUTPUT_MAX_BYTES / (1024 * 1024)
+    )
 }
 
 fn first_line(text: &str) -> String {

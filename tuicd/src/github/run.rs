@@ -14,6 +14,8 @@ pub(crate) struct Output {
     pub code: Option<i32>,
     pub stdout: String,
     pub stderr: String,
+    /// stdout passed [`GH_OUTPUT_MAX_BYTES`]: `stdout` is its first part only (JSON cut there).
+    pub stdout_truncated: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -55,7 +57,12 @@ pub(crate) async fn run(
     if done.timed_out {
         return Err(RunError::TimedOut { program: program.into(), timeout });
     }
-    Ok(Output { code: done.code, stdout: done.stdout.text(), stderr: done.stderr.text() })
+    Ok(Output {
+        code: done.code,
+        stdout_truncated: done.stdout.dropped > 0,
+        stdout: done.stdout.text(),
+        stderr: done.stderr.text(),
+    })
 }
 
 #[cfg(test)]

@@ -26,6 +26,11 @@ impl Output {
     pub(crate) fn ok(&self) -> bool {
         self.code == Some(0)
     }
+
+    /// The bound the output was cut at, when it was: what an answer's `truncated_at_bytes` says.
+    pub(crate) fn truncated_at(&self) -> Option<usize> {
+        self.truncated.then_some(GIT_OUTPUT_MAX_BYTES)
+    }
 }
 
 /// The error when `git` itself cannot be started.
@@ -37,10 +42,12 @@ pub(crate) fn missing() -> RepoError {
 }
 
 /// Runs a read: `git --no-optional-locks -C <dir> <args>`; a non-zero exit is an error naming
-/// the command and git's own first line.
+/// the command and git's own first line. Output past the bound is not an error: the reading stops
+/// there, so git dies on the broken pipe (a signal, or exit 128 "write failure"), and the answer is
+/// the first [`GIT_OUTPUT_MAX_BYTES`] with `truncated`.
 pub(crate) async fn read(dir: &Path, args: &[&str]) -> Result<Output, RepoError> {
     let out = Box::pin(run(dir, args, GIT_CALL_TIMEOUT, true)).await?;
-    if !out.ok() {
+    if !out.ok() && !out.truncated {
         return Err(failed(args, &out));
     }
     Ok(out)

@@ -64,7 +64,7 @@ pub(crate) enum RepoError {
     Git(String),
     #[error("{0}")]
     Timeout(String),
-    /// The work tree holds changes the operation would discard.
+    /// The work tree holds changes the operation would discard, or a live session works in it.
     #[error("{0}")]
     Dirty(String),
 }

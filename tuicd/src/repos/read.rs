@@ -39,6 +39,9 @@ pub(crate) struct RepoStatus {
     /// The status passed the output bound: the counts cover its first part only.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
+    /// The bound it passed, in bytes of git's output (with `truncated`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated_at_bytes: Option<usize>,
 }
 
 const STATUS_ARGS: &[&str] = &["status", "--porcelain=v2", "-z", "--branch"];
@@ -58,6 +61,7 @@ pub(crate) async fn status(root: &Path) -> Result<RepoStatus, RepoError> {
         branch: parsed.branch,
         counts,
         truncated: status.truncated,
+        truncated_at_bytes: status.truncated_at(),
     })
 }
 
@@ -101,6 +105,10 @@ pub(crate) struct ChangedFiles {
     pub count: usize,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
+    /// Set when git's output passed its bound (in bytes); without it, `truncated` means more
+    /// than [`CHANGED_FILES_MAX`] files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated_at_bytes: Option<usize>,
 }
 
 /// One changed path with its staged / unstaged flags.
@@ -122,7 +130,7 @@ pub(crate) async fn changed_files(root: &Path) -> Result<ChangedFiles, RepoError
         .into_iter()
         .map(|file| ChangedFileView { staged: file.staged(), unstaged: file.unstaged(), file })
         .collect();
-    Ok(ChangedFiles { count: files.len(), files, truncated })
+    Ok(ChangedFiles { count: files.len(), files, truncated, truncated_at_bytes: out.truncated_at() })
 }
 
 /// The diff of every uncommitted tracked change against HEAD (against the empty tree on an
@@ -130,13 +138,26 @@ pub(crate) async fn changed_files(root: &Path) -> Result<ChangedFiles, RepoError
 #[derive(Debug, Serialize)]
 pub(crate) struct Diff {
     pub diff: String,
+    /// The diff passed the output bound: `diff` holds its first whole lines.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
+    /// The bound it passed, in bytes (with `truncated`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated_at_bytes: Option<usize>,
 }
 
 pub(crate) async fn diff(root: &Path, staged: bool, file: Option<&str>) -> Result<Diff, RepoError> {
     let out = git::read(root, &diff_args(root, staged, &["--no-color", "--no-ext-diff", "-M"], file)).await?;
-    Ok(Diff { diff: String::from_utf8_lossy(&out.stdout).into_owned(), truncated: out.truncated })
+    let mut bytes = out.stdout.as_slice();
+    if out.truncated {
+        // Cut at the last whole line: no half line, and no character split at the bound.
+        bytes = bytes.iter().rposition(|b| *b == b'\n').map_or(bytes, |end| &bytes[..=end]);
+    }
+    Ok(Diff {
+        diff: String::from_utf8_lossy(bytes).into_owned(),
+        truncated: out.truncated,
+        truncated_at_bytes: out.truncated_at(),
+    })
 }
 
 /// Per-file additions and deletions of the same diff, and their totals.
@@ -146,8 +167,12 @@ pub(crate) struct DiffStats {
     pub files_changed: usize,
     pub additions: u64,
     pub deletions: u64,
+    /// git's output passed its bound: the files and totals cover its first part only.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
+    /// The bound it passed, in bytes (with `truncated`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated_at_bytes: Option<usize>,
 }
 
 pub(crate) async fn diff_stats(root: &Path, staged: bool) -> Result<DiffStats, RepoError> {
@@ -159,6 +184,7 @@ pub(crate) async fn diff_stats(root: &Path, staged: bool) -> Result<DiffStats, R
         deletions: files.iter().filter_map(|f| f.deletions).sum(),
         files,
         truncated: out.truncated,
+        truncated_at_bytes: out.truncated_at(),
     })
 }
 

@@ -207,6 +207,52 @@ pub(crate) struct RemoveRequest {
     pub force: bool,
     /// Delete its branch too (a safe delete: refused by git unless merged).
     pub delete_branch: bool,
+    /// The live sessions and their working directories: one inside the worktree refuses the
+    /// removal unless `force` (and is named in the answer's `warning` with it).
+    pub sessions: Vec<SessionDir>,
+}
+
+/// A live session's working directories, as the caller (who holds the session registry) read them.
+#[derive(Debug, Clone)]
+pub(crate) struct SessionDir {
+    pub alias: String,
+    /// Where it started, and where its shell is now (when the system says).
+    pub dirs: Vec<PathBuf>,
+}
+
+impl SessionDir {
+    /// Each live session's start directory and its shell's current one (`/proc/<pid>/cwd`).
+    pub(crate) fn of_live(sessions: &crate::session::SessionRegistry) -> Vec<SessionDir> {
+        sessions
+            .list()
+            .iter()
+            .map(|s| {
+                let mut dirs = vec![s.cwd.clone()];
+                if let Some(now) = s.pid.and_then(|pid| std::fs::read_link(format!("/proc/{pid}/cwd")).ok()) {
+                    dirs.push(now);
+                }
+                SessionDir { alias: s.alias.clone(), dirs }
+            })
+            .collect()
+    }
+}
+
+/// The aliases of the sessions with a working directory in `worktree` (compared canonically).
+pub(crate) fn sessions_inside(sessions: &[SessionDir], worktree: &Path) -> Vec<String> {
+    let worktree = std::fs::canonicalize(worktree).unwrap_or_else(|_| worktree.to_path_buf());
+    sessions
+        .iter()
+        .filter(|s| {
+            s.dirs.iter().any(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.clone()).starts_with(&worktree))
+        })
+        .map(|s| s.alias.clone())
+        .collect()
+}
+
+/// "session a" or "sessions a, b".
+pub(crate) fn name_sessions(aliases: &[String]) -> String {
+    let noun = if aliases.len() == 1 { "session" } else { "sessions" };
+    format!("{noun} {}", aliases.join(", "))
 }
 
 /// What was removed.
@@ -221,6 +267,13 @@ pub(crate) struct Removed {
     /// The worktree is gone, but git kept the branch (e.g. it holds unmerged commits).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub branch_delete_warning: Option<String>,
+    /// A forced removal went ahead under live sessions: names them (their working directory is
+    /// gone).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+    /// The aliases of those sessions.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sessions_inside: Vec<String>,
 }
 
 /// The linked worktree at `path` and its repository, or why it is not one.
@@ -249,6 +302,13 @@ pub(crate) async fn uncommitted(path: &Path) -> Result<Option<DirtyCounts>, Repo
 pub(crate) async fn remove(req: &RemoveRequest) -> Result<Removed, RepoError> {
     let (repo, found) = find_linked(&req.worktree_path).await?;
     let path = found.worktree.path.clone();
+    let inside = sessions_inside(&req.sessions, Path::new(&path));
+    if !req.force && !inside.is_empty() {
+        return Err(RepoError::Dirty(format!(
+            "{path} is the working directory of live {}; close them first, or pass force: true to remove it anyway",
+            name_sessions(&inside)
+        )));
+    }
     if !req.force
         && let Some(c) = uncommitted(Path::new(&path)).await?
     {
@@ -265,8 +325,16 @@ pub(crate) async fn remove(req: &RemoveRequest) -> Result<Removed, RepoError> {
     args.push(path.as_str());
     let out = git::write(&repo, &args, GIT_WRITE_TIMEOUT).await?;
     if !out.ok() {
+        if out.stderr.contains("containing submodules") {
+            // git: "working trees containing submodules cannot be moved or removed"; `--force` can.
+            return Err(RepoError::Git(format!(
+                "{path} holds submodules, and git removes such a worktree only when forced; pass force: true to remove it anyway (with any uncommitted work in it and its submodules)"
+            )));
+        }
         return Err(git::failed(&args, &out));
     }
+    let warning = (!inside.is_empty())
+        .then(|| format!("{path} was removed while it was the working directory of live {}", name_sessions(&inside)));
     let branch = found.worktree.branch.clone();
     let (mut branch_deleted, mut branch_delete_warning) = (false, None);
     if req.delete_branch
@@ -280,7 +348,15 @@ pub(crate) async fn remove(req: &RemoveRequest) -> Result<Removed, RepoError> {
             branch_delete_warning = Some(format!("the worktree was removed but branch {b} was kept: {why}"));
         }
     }
-    Ok(Removed { ok: true, repo_path: repo.display().to_string(), branch, branch_deleted, branch_delete_warning })
+    Ok(Removed {
+        ok: true,
+        repo_path: repo.display().to_string(),
+        branch,
+        branch_deleted,
+        branch_delete_warning,
+        warning,
+        sessions_inside: inside,
+    })
 }
 
 /// A fresh verdict on one workspace: what it holds and whether removing it loses work.

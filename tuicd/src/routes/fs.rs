@@ -86,13 +86,37 @@ pub(crate) async fn read_editor(app: &App, caller: &Caller, req: Request) -> Api
     if q.file.is_empty() || file.is_absolute() {
         return Err(ApiError::InvalidField("file: a path relative to repoPath is required".into()));
     }
-    if file.components().any(|c| c == Component::ParentDir) {
-        return Err(ApiError::InvalidField("file: contains a '..' component".into()));
+    // A `..` may step back up inside the repository (`../x` from `repo/sub`, as git reads it):
+    // the joined path is normalised lexically and must stay in the repository holding repoPath;
+    // the gate then resolves symlinks and contains where they lead.
+    let joined = lexically_normal(&repo.join(file));
+    let holder = app.repos.roots().into_iter().filter(|r| repo.starts_with(r)).max_by_key(|r| r.as_os_str().len());
+    if !holder.as_ref().is_some_and(|root| joined.starts_with(root)) {
+        return Err(ApiError::Forbidden(format!(
+            "file: {} resolves to {}, outside the repository {}",
+            q.file,
+            joined.display(),
+            holder.as_deref().unwrap_or(&repo).display()
+        )));
     }
-    let joined = repo.join(file);
     let path = gate.existing("file", &joined.to_string_lossy())?;
     let cap = fsgate::read_cap(is_remote(caller));
     ok_json(&blocking(move || read_text(&path, cap)).await?)
+}
+
+/// `path` with `.` dropped and each `..` taking back the component before it (never above `/`).
+fn lexically_normal(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 fn read_text(path: &Path, cap: u64) -> Result<String, ApiError> {

@@ -15,7 +15,7 @@ use crate::http::body::{json_response, ok_json, query, read_json};
 use crate::http::{ApiError, ApiResult, Caller, Request};
 use crate::limits::WORKTREE_SCRIPT_TIMEOUT;
 use crate::repos::script;
-use crate::repos::worktree::{self, CreateRequest, RemoveRequest};
+use crate::repos::worktree::{self, CreateRequest, RemoveRequest, SessionDir};
 use crate::state::App;
 
 #[derive(Debug, Deserialize)]
@@ -61,8 +61,12 @@ pub(crate) async fn remove(app: &App, caller: &Caller, req: Request) -> ApiResul
     let body: RemoveBody = read_json(req).await?;
     // A loopback REST caller is the person at this machine (or their own script): its `force` is
     // its confirmation. `require_loopback` above leaves no other REST caller.
-    let request =
-        RemoveRequest { worktree_path: body.worktree_path, force: body.force, delete_branch: body.delete_branch };
+    let request = RemoveRequest {
+        worktree_path: body.worktree_path,
+        force: body.force,
+        delete_branch: body.delete_branch,
+        sessions: SessionDir::of_live(&app.sessions),
+    };
     ok_json(&worktree::remove_announced(&request, &app.events).await.map_err(repo_error)?)
 }
 

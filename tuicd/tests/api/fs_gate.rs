@@ -162,3 +162,29 @@ async fn refusals_name_the_rule_that_was_broken() {
     let (status, body) = read(format!("{r}/missing.txt")).await;
     assert_eq!((status, body["code"].as_str()), (StatusCode::NOT_FOUND, Some("not_found")), "{body}");
 }
+
+#[tokio::test]
+async fn a_dot_dot_in_read_editor_that_stays_inside_the_repository_is_read_and_one_leading_out_is_refused() {
+    let daemon = Daemon::start().await;
+    let f = Fixture::registered(&daemon).await;
+    let sub = format!("{}/sub", f.r());
+    let read = |file: &str| {
+        let (daemon, path) = (&daemon, format!("/fs/read-editor{}", query(&[("repoPath", &sub), ("file", file)])));
+        async move { daemon.get(&path).await }
+    };
+    // As git reads `../README.md` from `repo/sub`.
+    for inside in ["../README.md", "./../sub/../README.md", "../../repo/README.md"] {
+        let (status, body) = read(inside).await;
+        assert_eq!((status, body.as_str()), (StatusCode::OK, Some("hello\n")), "{inside}: {body}");
+    }
+    let (status, body) = read("../../secret").await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("outside the repository"), "{body}");
+    assert!(!body.to_string().contains(SECRET));
+    let (status, body) = read("../../repo-evil/loot").await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "a sibling is not inside: {body}");
+    // Lexically inside, but a symlink out: contained as the gate contains every path.
+    let (status, body) = read("../link-out").await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("symlink") && !body.to_string().contains(SECRET), "{body}");
+}

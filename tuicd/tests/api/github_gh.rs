@@ -192,3 +192,23 @@ async fn without_gh_or_its_login_every_github_route_answers_424_naming_the_fix()
     assert_eq!(status, StatusCode::FAILED_DEPENDENCY, "{body}");
     assert!(body["error"].as_str().unwrap().contains("not logged in to GitHub; run `gh auth login`"), "{body}");
 }
+
+#[tokio::test]
+async fn gh_output_past_its_bound_is_an_error_naming_the_bound_not_a_parse_error() {
+    let stub = Stub::new();
+    let daemon = stub.daemon().await;
+    let parent = tempfile::tempdir().unwrap();
+    let root = registered(&daemon, parent.path()).await;
+    stub.flood();
+
+    for route in ["pr-statuses", "github-status"] {
+        let (status, body) = daemon.get(&format!("/repo/{route}?path={}", q(&root))).await;
+        assert_eq!((status, body["code"].as_str()), (StatusCode::BAD_GATEWAY, Some("upstream_failed")), "{body}");
+        let error = body["error"].as_str().unwrap();
+        assert!(error.contains("passed the 8 MiB bound (8388608 bytes)"), "{route}: {error}");
+        assert!(!error.contains("EOF") && !error.contains("parsing"), "{route}: {error}");
+    }
+    let (is_error, body) = call(&daemon, "repo", json!({"action": "prs", "path": root})).await;
+    assert!(is_error, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("8 MiB bound"), "{body}");
+}

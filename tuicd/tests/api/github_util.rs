@@ -17,6 +17,10 @@ if [ -e "$d/nologin" ]; then
   echo "To get started with GitHub CLI, please run:  gh auth login" >&2
   exit 4
 fi
+if [ -e "$d/flood" ]; then
+  printf '['; head -c 9437184 /dev/zero | tr '\0' ' '; echo ']'
+  exit 0
+fi
 case "$1 $2" in
 "repo view")
   echo '{"nameWithOwner":"octo/widgets","url":"https://github.com/octo/widgets","defaultBranchRef":{"name":"main"},"visibility":"PUBLIC","viewerPermission":"WRITE"}' ;;
@@ -73,6 +77,12 @@ impl Stub {
     /// From now on the stub answers as gh does without a login.
     pub(crate) fn log_out(&self) {
         std::fs::write(self.dir.path().join("nologin"), "").unwrap();
+    }
+
+    /// From now on the stub answers every command with 9 MiB of JSON (an array of blanks), past
+    /// the daemon's bound on gh's output.
+    pub(crate) fn flood(&self) {
+        std::fs::write(self.dir.path().join("flood"), "").unwrap();
     }
 
     pub(crate) fn calls(&self) -> Vec<Call> {

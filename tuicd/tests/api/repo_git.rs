@@ -249,3 +249,67 @@ async fn an_operation_stopped_half_way_is_named_by_repo_info() {
     assert!(!rebase.status.success(), "the rebase stops on the conflict");
     assert_eq!(get_ok(&daemon, "info", &r).await["in_progress"], "rebase");
 }
+
+/// git's output past the daemon's bound (8 MiB): what the routes answer then.
+const GIT_OUTPUT_MAX_BYTES: u64 = 8 * 1024 * 1024;
+
+#[tokio::test]
+async fn output_past_the_bound_is_answered_cut_with_truncated_and_the_bound_never_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = repo(tmp.path(), "huge");
+    // A 29 MB diff: one new staged file of 290,000 lines.
+    let line = format!("{}\n", "x".repeat(99));
+    std::fs::write(r.join("big.txt"), line.repeat(290_000)).unwrap();
+    git(&r, &["add", "big.txt"]);
+    // 9.6 MB of status: 3,000 untracked files under a 3,000-byte directory path that holds a
+    // tracked file (so git lists each file, not the directory).
+    let deep: std::path::PathBuf = (0..12).map(|i| format!("{i:02}{}", "d".repeat(248))).collect();
+    write(&r, &format!("{}/kept.txt", deep.display()), "kept\n");
+    git(&r, &["add", "."]);
+    git(&r, &["commit", "-q", "-m", "deep"]);
+    std::fs::write(r.join("big.txt"), line.repeat(290_000).replace('x', "y")).unwrap();
+    for i in 0..3_000 {
+        std::fs::write(r.join(&deep).join(format!("{i:05}{}", "f".repeat(195))), "").unwrap();
+    }
+    let daemon = Daemon::start().await;
+
+    let diff = get_ok(&daemon, "diff", &r).await;
+    assert_eq!(
+        (diff["truncated"].as_bool(), diff["truncated_at_bytes"].as_u64()),
+        (Some(true), Some(GIT_OUTPUT_MAX_BYTES))
+    );
+    let text = diff["diff"].as_str().unwrap();
+    assert!(text.starts_with("diff --git a/big.txt b/big.txt"), "{}", &text[..200]);
+    assert!(text.len() as u64 <= GIT_OUTPUT_MAX_BYTES && text.len() > 8_000_000, "{}", text.len());
+    assert!(text.ends_with('\n'), "cut at a whole line");
+    let (status, one) = daemon.get(&format!("/repo/diff?path={}&file=big.txt", q(&r))).await;
+    assert_eq!((status, one["truncated"].as_bool()), (StatusCode::OK, Some(true)), "one file's diff: {}", one["error"]);
+
+    let info = get_ok(&daemon, "info", &r).await;
+    assert_eq!(
+        (info["truncated"].as_bool(), info["truncated_at_bytes"].as_u64()),
+        (Some(true), Some(GIT_OUTPUT_MAX_BYTES))
+    );
+    let untracked = info["untracked"].as_u64().unwrap();
+    assert!((2_000..3_000).contains(&untracked), "the counts cover the first part: {untracked}");
+    assert_eq!((info["branch"].as_str(), info["dirty"].as_bool()), (Some("main"), Some(true)));
+
+    let changed = get_ok(&daemon, "changed-files", &r).await;
+    assert_eq!(
+        (changed["truncated"].as_bool(), changed["truncated_at_bytes"].as_u64()),
+        (Some(true), Some(GIT_OUTPUT_MAX_BYTES)),
+        "{}",
+        changed["count"]
+    );
+    let status = ok(&daemon, "repo", json!({"action": "status", "path": s(&r)})).await;
+    assert_eq!(
+        (status["truncated"].as_bool(), status["truncated_at_bytes"].as_u64()),
+        (Some(true), Some(GIT_OUTPUT_MAX_BYTES))
+    );
+
+    // A read within the bound says nothing about it.
+    let small = repo(tmp.path(), "small");
+    write(&small, "README.md", "changed\n");
+    let diff = get_ok(&daemon, "diff", &small).await;
+    assert!(diff.get("truncated").is_none() && diff.get("truncated_at_bytes").is_none(), "{diff}");
+}

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use crate::harness::{ConfirmAnswerer, Daemon, read_events};
 use crate::mcp_client::{call, call_as, initialize};
 use crate::repo_util::{git, q, repo, s, write};
+use crate::session_util;
 
 /// A repository with an ignored `target/` holding a small build artefact.
 fn built_repo(parent: &Path) -> PathBuf {
@@ -244,4 +245,65 @@ async fn a_base_ref_that_looks_like_an_option_is_refused_and_changes_nothing() {
     assert_eq!(String::from_utf8_lossy(&listed.stdout).lines().count(), 1, "no worktree was added");
     let (status, body) = create(&daemon, &r, "feature-x", json!({"base_ref": "HEAD"})).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
+}
+
+#[tokio::test]
+async fn a_worktree_a_live_session_works_in_is_removed_only_with_force_and_then_with_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = repo(tmp.path(), "app");
+    let daemon = Daemon::start().await;
+    let (_, created) = create(&daemon, &r, "busy", json!({})).await;
+    let wt = PathBuf::from(created["worktree_path"].as_str().unwrap());
+    std::fs::create_dir_all(wt.join("sub")).unwrap();
+    // One started inside, one moved in after it started, one elsewhere.
+    let started_in = session_util::create(&daemon, json!({"cwd": s(&wt.join("sub"))})).await;
+    let moved_in = session_util::create(&daemon, json!({})).await;
+    let elsewhere = session_util::create(&daemon, json!({"cwd": s(&r)})).await;
+    let moved_id = moved_in["session_id"].as_str().unwrap();
+    session_util::write(&daemon, moved_id, &format!("cd '{}' && echo moved-$((40+2))\n", s(&wt))).await;
+    session_util::wait_text(&daemon, moved_id, "moved-42").await;
+    let alias = |v: &Value| v["alias"].as_str().unwrap().to_owned();
+    let (inside, outside) = ([alias(&started_in), alias(&moved_in)], alias(&elsewhere));
+
+    let (status, refused) = remove(&daemon, json!({"worktree_path": s(&wt)})).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{refused}");
+    let error = refused["error"].as_str().unwrap();
+    assert!(inside.iter().all(|a| error.contains(a.as_str())) && !error.contains(&outside), "{error}");
+    assert!(error.contains("force: true"), "{error}");
+    let (is_error, tool) = call(&daemon, "repo", json!({"action": "worktree_remove", "worktree_path": s(&wt)})).await;
+    assert!(is_error && tool["error"].as_str().unwrap().contains(&inside[0]), "{tool}");
+    assert!(wt.join("sub").exists(), "a refusal changes nothing");
+
+    let (status, removed) = remove(&daemon, json!({"worktree_path": s(&wt), "force": true})).await;
+    assert_eq!(status, StatusCode::OK, "{removed}");
+    assert_eq!(removed["sessions_inside"], json!(inside), "{removed}");
+    let warning = removed["warning"].as_str().unwrap();
+    assert!(inside.iter().all(|a| warning.contains(a.as_str())) && !warning.contains(&outside), "{warning}");
+    assert!(!wt.exists());
+}
+
+#[tokio::test]
+async fn a_worktree_holding_a_submodule_is_refused_naming_force_and_removed_with_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lib = repo(tmp.path(), "lib");
+    let r = repo(tmp.path(), "app");
+    let file_ok = ["-c", "protocol.file.allow=always"];
+    git(&r, &[&file_ok[..], &["submodule", "add", "-q", &s(&lib), "lib"]].concat());
+    git(&r, &["commit", "-q", "-m", "lib as a submodule"]);
+    let daemon = Daemon::start().await;
+    let (status, created) = create(&daemon, &r, "with-lib", json!({})).await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let wt = PathBuf::from(created["worktree_path"].as_str().unwrap());
+    git(&wt, &[&file_ok[..], &["submodule", "update", "-q", "--init"]].concat());
+    assert!(wt.join("lib/README.md").exists());
+
+    let (status, refused) = remove(&daemon, json!({"worktree_path": s(&wt)})).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{refused}");
+    let error = refused["error"].as_str().unwrap();
+    assert!(error.contains("submodules") && error.contains("force: true"), "{error}");
+    assert!(wt.join("lib/README.md").exists(), "a refusal changes nothing");
+
+    let (status, removed) = remove(&daemon, json!({"worktree_path": s(&wt), "force": true})).await;
+    assert_eq!((status, removed["ok"].as_bool()), (StatusCode::OK, Some(true)), "{removed}");
+    assert!(!wt.exists());
 }

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::status::repo_error;
 use crate::mcp::tools::{CallContext, ToolError, to_value};
-use crate::repos::worktree::{self, CreateRequest, RemoveRequest};
+use crate::repos::worktree::{self, CreateRequest, RemoveRequest, SessionDir};
 use crate::ui::ConfirmRequest;
 
 /// The client name Claude Code gives at initialize; only it gets `cc_agent_hint`.
@@ -82,13 +82,20 @@ pub(super) async fn worktree_create(ctx: &CallContext, p: WorktreeCreate) -> Res
 }
 
 pub(super) async fn worktree_remove(ctx: &CallContext, p: WorktreeRemove) -> Result<Value, ToolError> {
+    let sessions = SessionDir::of_live(&ctx.app.sessions);
     if p.force {
         // Check what would be discarded before asking anyone.
         let (_, found) = worktree::find_linked(&p.worktree_path).await.map_err(repo_error)?;
+        let inside = worktree::sessions_inside(&sessions, std::path::Path::new(&found.worktree.path));
+        let in_use = if inside.is_empty() {
+            String::new()
+        } else {
+            format!(" It is the working directory of live {}.", worktree::name_sessions(&inside))
+        };
         let request = ConfirmRequest {
             title: "Discard a worktree's uncommitted work?".into(),
             message: format!(
-                "Remove the worktree {} (branch {}) and discard its staged, unstaged and untracked changes.",
+                "Remove the worktree {} (branch {}) and discard its staged, unstaged and untracked changes.{in_use}",
                 found.worktree.path,
                 found.worktree.branch.as_deref().unwrap_or("detached")
             ),
@@ -102,7 +109,8 @@ pub(super) async fn worktree_remove(ctx: &CallContext, p: WorktreeRemove) -> Res
                 .with("confirmed", false));
         }
     }
-    let request = RemoveRequest { worktree_path: p.worktree_path, force: p.force, delete_branch: p.delete_branch };
+    let request =
+        RemoveRequest { worktree_path: p.worktree_path, force: p.force, delete_branch: p.delete_branch, sessions };
     to_value(&worktree::remove_announced(&request, &ctx.app.events).await.map_err(repo_error)?)
 }
 
