@@ -3,6 +3,8 @@
 
 use eframe::egui::Color32;
 
+use crate::charset::STRIKE_MARK;
+
 pub(crate) const DEFAULT_FG: Color32 = Color32::from_rgb(0xd0, 0xd0, 0xd0);
 pub(crate) const DEFAULT_BG: Color32 = Color32::from_rgb(0x14, 0x14, 0x18);
 
@@ -31,6 +33,12 @@ pub(crate) const UNDERLINE: u8 = 2;
 pub(crate) const ITALIC: u8 = 4;
 /// The right half of a double-width character: painted by its left half.
 pub(crate) const WIDE_CONTINUATION: u8 = 8;
+/// Faint (SGR 2): the colour is already dimmed; the flag keeps runs apart.
+pub(crate) const DIM: u8 = 16;
+/// Struck through (SGR 9), carried by [`crate::charset::STRIKE_MARK`].
+pub(crate) const STRIKE: u8 = 32;
+/// The left half of a double-width character.
+pub(crate) const WIDE: u8 = 64;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Cell {
@@ -61,6 +69,16 @@ pub(crate) struct Grid {
     pub scrollback: usize,
     /// The byte cursor just past the last byte this grid shows.
     pub cursor_bytes: u64,
+    /// Cells whose text is more than one char (a base and combining marks), by cell index,
+    /// sorted: the cell's `ch` is the base.
+    pub clusters: Vec<(u32, String)>,
+    /// What the program asked of the mouse (X10, normal, button or any-event tracking).
+    pub mouse_mode: vt100::MouseProtocolMode,
+    pub mouse_encoding: vt100::MouseProtocolEncoding,
+    /// Rows of scrollback the parser holds (how far Shift+PgUp can go).
+    pub scrollback_len: usize,
+    /// Bells rung so far on this terminal (a change rings the visual bell).
+    pub bells: u64,
 }
 
 impl Grid {
@@ -68,9 +86,11 @@ impl Grid {
         let (rows, cols) = screen.size();
         let (rows, cols) = (rows.get(), cols.get());
         let mut cells = Vec::with_capacity(usize::from(rows) * usize::from(cols));
+        let mut clusters = Vec::new();
         for row in 0..rows {
             for col in 0..cols {
-                cells.push(screen.cell(row, col).map(cell_of).unwrap_or_default());
+                let index = cells.len() as u32;
+                cells.push(screen.cell(row, col).map(|c| cell_of(c, index, &mut clusters)).unwrap_or_default());
             }
         }
         let scrollback = screen.scrollback();
@@ -85,7 +105,43 @@ impl Grid {
             application_cursor: screen.application_cursor(),
             scrollback,
             cursor_bytes,
+            clusters,
+            mouse_mode: screen.mouse_protocol_mode(),
+            mouse_encoding: screen.mouse_protocol_encoding(),
+            scrollback_len: 0,
+            bells: 0,
         }
+    }
+
+    pub(crate) fn has_cluster(&self, row: u16, col: u16) -> bool {
+        let index = u32::from(row) * u32::from(self.cols) + u32::from(col);
+        self.clusters.binary_search_by_key(&index, |(i, _)| *i).is_ok()
+    }
+
+    /// The cell's whole text: its character and any combining marks.
+    pub(crate) fn push_text(&self, row: u16, col: u16, out: &mut String) {
+        let index = u32::from(row) * u32::from(self.cols) + u32::from(col);
+        match self.clusters.binary_search_by_key(&index, |(i, _)| *i) {
+            Ok(found) => out.push_str(&self.clusters[found].1),
+            Err(_) => out.push(self.cell(row, col).ch),
+        }
+    }
+
+    /// The screen as text, one line per row (right halves of wide characters left out, trailing
+    /// blanks trimmed): what the test hook `TUIC_GUI_GRID_DUMP` writes.
+    pub(crate) fn dump(&self) -> String {
+        let mut out = String::new();
+        for row in 0..self.rows {
+            let mut line = String::new();
+            for col in 0..self.cols {
+                if self.cell(row, col).flags & WIDE_CONTINUATION == 0 {
+                    self.push_text(row, col, &mut line);
+                }
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        out
     }
 
     pub(crate) fn cell(&self, row: u16, col: u16) -> Cell {
@@ -102,9 +158,8 @@ impl Grid {
             let last = if row == end.0 { end.1.min(self.cols.saturating_sub(1)) } else { self.cols.saturating_sub(1) };
             let mut line = String::new();
             for col in first..=last {
-                let cell = self.cell(row, col);
-                if cell.flags & WIDE_CONTINUATION == 0 {
-                    line.push(cell.ch);
+                if self.cell(row, col).flags & WIDE_CONTINUATION == 0 {
+                    self.push_text(row, col, &mut line);
                 }
             }
             if row != start.0 {
@@ -116,13 +171,33 @@ impl Grid {
     }
 }
 
-fn cell_of(cell: &vt100::Cell) -> Cell {
+fn cell_of(cell: &vt100::Cell, index: u32, clusters: &mut Vec<(u32, String)>) -> Cell {
     let mut fg = color(cell.fgcolor(), DEFAULT_FG, cell.bold());
     let mut bg = color(cell.bgcolor(), DEFAULT_BG, false);
     if cell.inverse() {
         std::mem::swap(&mut fg, &mut bg);
     }
     let mut flags = 0;
+    if cell.dim() {
+        fg = dimmed(fg, bg);
+        flags |= DIM;
+    }
+    if cell.is_wide() {
+        flags |= WIDE;
+    }
+    let contents = cell.contents();
+    let mut chars = contents.chars();
+    let ch = chars.next().unwrap_or(' ');
+    if chars.clone().next().is_some() {
+        let struck = contents.contains(STRIKE_MARK);
+        if struck {
+            flags |= STRIKE;
+        }
+        let text: String = contents.chars().filter(|c| *c != STRIKE_MARK).collect();
+        if text.chars().nth(1).is_some() {
+            clusters.push((index, text));
+        }
+    }
     if cell.bold() {
         flags |= BOLD;
     }
@@ -135,8 +210,13 @@ fn cell_of(cell: &vt100::Cell) -> Cell {
     if cell.is_wide_continuation() {
         flags |= WIDE_CONTINUATION;
     }
-    let ch = cell.contents().chars().next().unwrap_or(' ');
     Cell { ch, fg, bg, flags }
+}
+
+/// Faint text: the colour halfway to the background.
+pub(crate) fn dimmed(fg: Color32, bg: Color32) -> Color32 {
+    let mid = |a: u8, b: u8| ((u16::from(a) + u16::from(b)) / 2) as u8;
+    Color32::from_rgb(mid(fg.r(), bg.r()), mid(fg.g(), bg.g()), mid(fg.b(), bg.b()))
 }
 
 /// A vt100 colour as painted: the 16 ANSI colours (bold brightens the first eight, as xterm
@@ -200,6 +280,24 @@ mod tests {
         let grid = Grid::from_screen(parser.screen(), 0);
         assert_eq!(grid.text_between((0, 6), (1, 5)), "world\nsecond");
         assert_eq!(grid.text_between((1, 5), (0, 6)), "world\nsecond", "a backwards drag copies the same");
+    }
+
+    #[test]
+    fn wide_combining_dim_and_struck_cells() {
+        let mut filter = crate::charset::Filter::default();
+        let bytes = filter.process("中e\u{301}\x1b[2;31mD\x1b[0;9mS\x1b[0m\x1b(0lqk".as_bytes());
+        let parser = parsed(&bytes);
+        let grid = Grid::from_screen(parser.screen(), 0);
+        assert_eq!(grid.cell(0, 0).flags & WIDE, WIDE);
+        assert_eq!(grid.cell(0, 1).flags & WIDE_CONTINUATION, WIDE_CONTINUATION);
+        let mut text = String::new();
+        grid.push_text(0, 2, &mut text);
+        assert_eq!(text, "e\u{301}", "the accent joins its base");
+        assert_eq!(grid.cell(0, 3).fg, dimmed(ANSI[1], DEFAULT_BG));
+        assert_eq!(grid.cell(0, 3).flags & DIM, DIM);
+        let struck = grid.cell(0, 4);
+        assert_eq!((struck.ch, struck.flags & STRIKE), ('S', STRIKE));
+        assert_eq!(grid.dump().lines().next(), Some("中e\u{301}DS┌─┐"));
     }
 
     #[test]

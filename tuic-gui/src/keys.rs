@@ -123,6 +123,46 @@ pub(crate) fn paste(text: &str, bracketed: bool) -> Vec<u8> {
     }
 }
 
+/// A mouse event as the program asked to hear it: the button code (0 left, 1 middle, 2 right,
+/// 64/65 wheel up/down; +32 for motion; shift 4, alt 8, ctrl 16), at a 0-based cell, in the
+/// legacy `CSI M` encoding (UTF-8 extended when asked) or SGR 1006 (`CSI <b;x;yM`, `m` on release).
+pub(crate) fn mouse(
+    encoding: vt100::MouseProtocolEncoding,
+    code: u8,
+    released: bool,
+    (row, col): (u16, u16),
+) -> Option<Vec<u8>> {
+    let (x, y) = (u32::from(col) + 1, u32::from(row) + 1);
+    match encoding {
+        vt100::MouseProtocolEncoding::Sgr => {
+            Some(format!("\x1b[<{code};{x};{y}{}", if released { 'm' } else { 'M' }).into_bytes())
+        }
+        legacy => {
+            // The legacy forms cannot name which button was released.
+            let code = if released { (code & !3) | 3 } else { code };
+            let mut out = b"\x1b[M".to_vec();
+            out.push(32 + code);
+            for v in [x, y] {
+                let v = 32 + v;
+                match legacy {
+                    vt100::MouseProtocolEncoding::Utf8 => {
+                        let c = char::from_u32(v)?;
+                        let mut buf = [0; 4];
+                        out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                    }
+                    _ => out.push(u8::try_from(v).ok()?),
+                }
+            }
+            Some(out)
+        }
+    }
+}
+
+/// The modifier bits of a mouse event's button code.
+pub(crate) fn mouse_modifiers(mods: Modifiers) -> u8 {
+    4 * u8::from(mods.shift) + 8 * u8::from(mods.alt) + 16 * u8::from(mods.ctrl)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,6 +203,17 @@ mod tests {
         assert_eq!(encode(Key::Tab, Modifiers::SHIFT, false), Some(b"\x1b[Z".to_vec()));
         assert_eq!(encode(Key::Escape, NONE, false), Some(b"\x1b".to_vec()));
         assert_eq!(encode(Key::Backspace, NONE, false), Some(vec![0x7f]));
+    }
+
+    #[test]
+    fn mouse_reports_in_sgr_and_the_legacy_encoding() {
+        use vt100::MouseProtocolEncoding as E;
+        assert_eq!(mouse(E::Sgr, 0, false, (4, 9)), Some(b"\x1b[<0;10;5M".to_vec()));
+        assert_eq!(mouse(E::Sgr, 2, true, (0, 0)), Some(b"\x1b[<2;1;1m".to_vec()));
+        assert_eq!(mouse(E::Default, 0, false, (0, 0)), Some(b"\x1b[M !!".to_vec()));
+        assert_eq!(mouse(E::Default, 1, true, (1, 2)), Some(b"\x1b[M##\"".to_vec()), "a release is button 3");
+        assert_eq!(mouse(E::Default, 0, false, (0, 300)), None, "beyond the legacy range");
+        assert_eq!(mouse(E::Utf8, 0, false, (0, 300)).map(|b| b.len()), Some(7));
     }
 
     #[test]

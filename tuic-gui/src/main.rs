@@ -2,6 +2,9 @@
 //! terminals themselves, and the daemon's questions to the person. All network IO runs on a
 //! background runtime ([`net`]); the UI thread only reads the latest snapshot.
 
+mod charset;
+mod clipboard;
+mod fonts;
 mod framelog;
 mod grid;
 mod keys;
@@ -57,8 +60,15 @@ fn main() -> anyhow::Result<()> {
         ..Default::default()
     };
     let ui_options = ui::Options { print_geometry: cli.print_geometry, config_dir, target, open: cli.open };
-    eframe::run_native("tuic", options, Box::new(move |_cc| Ok(Box::new(ui::TuicApp::new(handle, ui_options)))))
-        .map_err(|e| anyhow::anyhow!("the window failed: {e}"))
+    eframe::run_native(
+        "tuic",
+        options,
+        Box::new(move |cc| {
+            fonts::install(&cc.egui_ctx);
+            Ok(Box::new(ui::TuicApp::new(handle, ui_options)))
+        }),
+    )
+    .map_err(|e| anyhow::anyhow!("the window failed: {e}"))
 }
 
 /// The command line first, then the remembered connection, then the default socket.

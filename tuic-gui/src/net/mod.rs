@@ -234,12 +234,29 @@ async fn run(handle: Handle, mut commands: mpsc::Receiver<Command>) {
         if handle.snapshot.locked().auth_failed {
             continue;
         }
+        let before = shown(&handle.snapshot.locked());
         poll(&handle, &api, last_stats.elapsed() >= STATS_INTERVAL).await;
         if last_stats.elapsed() >= STATS_INTERVAL {
             last_stats = Instant::now();
         }
-        handle.repaint.request();
+        // A repaint only when the poll changed what the window shows: an idle window stays idle.
+        if shown(&handle.snapshot.locked()) != before {
+            handle.repaint.request();
+        }
     }
+}
+
+/// What of the polled state the window draws, as it draws it (uptime in minutes, CPU in whole
+/// percent), to tell whether a poll changed anything on screen.
+fn shown(snap: &Snapshot) -> String {
+    let health =
+        snap.health.as_ref().map(|h| (h.uptime_secs / 60, h.session_count, &h.protocol_version, &h.tcp_address));
+    let process: Vec<_> =
+        snap.process.iter().map(|p| (&p.session_id, p.cpu_pct.round() as i64, p.rss_kb / 1024)).collect();
+    format!(
+        "{:?}",
+        (snap.online, snap.auth_failed, &snap.error, health, process, &snap.sessions, &snap.target, snap.generation)
+    )
 }
 
 async fn poll(handle: &Handle, api: &Api, with_stats: bool) {

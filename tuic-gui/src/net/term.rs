@@ -96,6 +96,9 @@ fn size(n: u16) -> NonZeroU16 {
 
 struct Stream {
     parser: vt100::Parser,
+    /// Character sets, strike-through and the bell, which vt100 leaves out.
+    filter: crate::charset::Filter,
+    bells: u64,
     /// The byte cursor after the last byte parsed: where a reconnect resumes.
     cursor: Option<u64>,
     view: Arc<Mutex<TermView>>,
@@ -105,7 +108,10 @@ struct Stream {
 
 impl Stream {
     fn publish(&mut self) {
-        let grid = Arc::new(Grid::from_screen(self.parser.screen(), self.cursor.unwrap_or(0)));
+        let mut grid = Grid::from_screen(self.parser.screen(), self.cursor.unwrap_or(0));
+        grid.scrollback_len = self.parser.screen().scrollback_len();
+        grid.bells = self.bells;
+        let grid = Arc::new(grid);
         let mut view = self.view.locked();
         view.grid = grid;
         view.published_at = Instant::now();
@@ -131,6 +137,8 @@ async fn run(
 ) {
     let mut stream = Stream {
         parser: vt100::Parser::new(rows, cols, SCROLLBACK_ROWS),
+        filter: crate::charset::Filter::default(),
+        bells: 0,
         cursor: None,
         view,
         repaint,
@@ -219,7 +227,11 @@ async fn pump(
                         let mut head = [0u8; 8];
                         head.copy_from_slice(&bytes[..8]);
                         let cursor = u64::from_be_bytes(head);
-                        stream.parser.process(&bytes[8..]);
+                        let filtered = stream.filter.process(&bytes[8..]);
+                        stream.parser.process(&filtered);
+                        if stream.filter.take_bell() {
+                            stream.bells += 1;
+                        }
                         stream.cursor = Some(cursor + (bytes.len() as u64 - 8));
                         if publish_due.is_none() {
                             publish_due = Some((stream.last_publish + PUBLISH_INTERVAL).max(Instant::now()));

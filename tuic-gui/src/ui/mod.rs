@@ -12,7 +12,7 @@ mod terminal;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use eframe::egui::{self, Color32, RichText};
+use eframe::egui::{self, Color32, Pos2, RichText};
 
 use crate::framelog::FrameLog;
 use crate::lock::Recover as _;
@@ -47,6 +47,27 @@ pub(crate) struct TuicApp {
     printed_confirm: String,
     confirm_last_frame: String,
     printed_buttons: String,
+    /// A session whose "end" was clicked while a program runs in it: asked first.
+    ending: Option<String>,
+    printed_ending: String,
+    /// When the last desktop notification went out (a bell storm sends one per NOTIFY_GAP).
+    last_notified: Option<Instant>,
+}
+
+/// The shortest gap between two desktop notifications for the bell.
+const NOTIFY_GAP: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// A desktop notification through `notify-send` when the desktop has it; nothing otherwise.
+fn notify(title: &str, body: &str) {
+    if let Ok(mut child) = std::process::Command::new("notify-send")
+        .args(["--app-name=tuic", title, body])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+    {
+        std::thread::spawn(move || child.wait());
+    }
 }
 
 impl TuicApp {
@@ -69,6 +90,9 @@ impl TuicApp {
             printed_confirm: String::new(),
             confirm_last_frame: String::new(),
             printed_buttons: String::new(),
+            ending: None,
+            printed_ending: String::new(),
+            last_notified: None,
         }
     }
 
@@ -119,8 +143,10 @@ impl TuicApp {
             if let Some(h) = &snap.health {
                 ui.separator();
                 ui.label(format!(
-                    "up {} s · {} session(s) · MCP {}",
-                    h.uptime_secs, h.session_count, h.protocol_version
+                    "up {} min · {} session(s) · MCP {}",
+                    h.uptime_secs / 60,
+                    h.session_count,
+                    h.protocol_version
                 ));
                 if let Some(tcp) = &h.tcp_address {
                     ui.label(format!("· remote {tcp}"));
@@ -196,10 +222,24 @@ impl TuicApp {
                 if ui.small_button("×").on_hover_text("close the tab (the session keeps running)").clicked() {
                     close = Some(i);
                 }
-                if i == self.active
-                    && ui.small_button("end").on_hover_text("end the session (SIGHUP, then SIGKILL)").clicked()
-                {
-                    self.handle.send(Command::Close(tab.term.session_id.clone()));
+                if i == self.active {
+                    let end = ui.small_button("end").on_hover_text("end the session (SIGHUP, then SIGKILL)");
+                    if self.options.print_geometry {
+                        let line = format!("end-button at={:.0},{:.0}", end.rect.center().x, end.rect.center().y);
+                        if line != self.printed_ending {
+                            println!("{line}");
+                            self.printed_ending = line;
+                        }
+                    }
+                    if end.clicked() {
+                        let pid = session.and_then(|s| s.pid);
+                        let local = matches!(self.options.target, Target::Socket(_));
+                        if local && pid.and_then(program_running) == Some(false) {
+                            self.handle.send(Command::Close(tab.term.session_id.clone()));
+                        } else {
+                            self.ending = Some(tab.term.session_id.clone());
+                        }
+                    }
                 }
             }
         });
@@ -210,7 +250,42 @@ impl TuicApp {
         }
     }
 
+    /// "end" on a session with a program running: ask first.
+    fn ask_end(&mut self, ctx: &egui::Context, snap: &Snapshot) {
+        let Some(id) = self.ending.clone() else { return };
+        let name = snap.sessions.iter().find(|s| s.session_id == id).map(overview::name).unwrap_or_else(|| id.clone());
+        let mut answer = None;
+        let mut buttons = (Pos2::ZERO, Pos2::ZERO);
+        egui::Modal::new(egui::Id::unique("end-session")).show(ctx, |ui| {
+            ui.heading(format!("End {name}?"));
+            ui.label("A program is running in it (or this window cannot tell). Ending sends SIGHUP, then SIGKILL.");
+            ui.horizontal(|ui| {
+                let yes = ui.button("End the session");
+                let no = ui.button("Cancel");
+                buttons = (yes.rect.center(), no.rect.center());
+                if yes.clicked() {
+                    answer = Some(true);
+                } else if no.clicked() {
+                    answer = Some(false);
+                }
+            });
+        });
+        if self.options.print_geometry {
+            println!(
+                "ask end session={id} yes={:.0},{:.0} no={:.0},{:.0}",
+                buttons.0.x, buttons.0.y, buttons.1.x, buttons.1.y
+            );
+        }
+        if let Some(yes) = answer {
+            if yes {
+                self.handle.send(Command::Close(id));
+            }
+            self.ending = None;
+        }
+    }
+
     fn dialogs(&mut self, ctx: &egui::Context, snap: &Snapshot) {
+        self.ask_end(ctx, snap);
         if let Some(form) = &mut self.connect {
             let mut open = true;
             if let Some(target) = form.show(ctx, &mut open) {
@@ -265,6 +340,16 @@ impl TuicApp {
             self.confirm_last_frame = line;
         }
     }
+}
+
+/// Whether a program other than the shell holds the terminal's foreground (the shell's process
+/// group is not the terminal's foreground group), from `/proc/PID/stat`; `None` when unknown.
+fn program_running(pid: u32) -> Option<bool> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields: Vec<&str> = stat.get(stat.rfind(')')? + 2..)?.split(' ').collect();
+    let pgrp: i64 = fields.get(2)?.parse().ok()?;
+    let tpgid: i64 = fields.get(5)?.parse().ok()?;
+    Some(tpgid > 0 && tpgid != pgrp)
 }
 
 impl eframe::App for TuicApp {
@@ -331,6 +416,7 @@ impl eframe::App for TuicApp {
         });
         let mut typed = None;
         let mut painted = None;
+        let mut bell = false;
         self.handle.watch_acp(self.acp.open);
         egui::CentralPanel::default().show(ui, |ui| {
             if self.acp.open {
@@ -350,8 +436,19 @@ impl eframe::App for TuicApp {
             }
             let view = tab.term.view.locked().clone();
             painted = Some(view.grid.cursor_bytes);
-            typed = terminal::show(ui, tab, &view, self.options.print_geometry).sent_at_cursor;
+            let shown = terminal::show(ui, tab, &view, self.options.print_geometry);
+            typed = shown.sent_at_cursor;
+            bell = shown.bell;
         });
+        // The bell: the terminal flashes (terminal.rs); an unfocused window asks for attention.
+        if bell && !ctx.input(|i| i.focused) {
+            ctx.send_viewport_cmd(egui::ViewportCommand::RequestUserAttention(egui::UserAttentionType::Informational));
+            let due = self.last_notified.is_none_or(|at| at.elapsed() >= NOTIFY_GAP);
+            if due && let Some(tab) = self.tabs.get(self.active) {
+                self.last_notified = Some(Instant::now());
+                notify("tuic: bell", &format!("a bell rang in {}", tab.term.session_id));
+            }
+        }
         self.dialogs(&ctx, &snap);
         if let Some(log) = &mut self.frame_log {
             if let Some(cursor) = typed {
