@@ -116,8 +116,11 @@ pub(crate) fn quick_replies(ui: &mut egui::Ui, handle: &Handle, session: &Sessio
         if option["destructive"].as_bool().unwrap_or(false) {
             text = text.color(Color32::LIGHT_RED);
         }
+        // `send` is what the program needs (the digit and Enter for a line read); agents' own
+        // choices carry only `key`.
+        let send = option["send"].as_str().unwrap_or(key);
         if !key.is_empty() && ui.small_button(text).clicked() {
-            handle.send(write(key));
+            handle.send(write(send));
         }
     }
 }
