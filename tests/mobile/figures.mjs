@@ -1,5 +1,6 @@
 // /mobile's figures on a slow phone network: first paint and time to live output under Chromium's
-// network throttling (CDP Network.emulateNetworkConditions), and the page's weight.
+// network throttling (CDP Network.emulateNetworkConditions), and the page's weight (xterm.js
+// included) as transferred (gzipped by the daemon) and uncompressed.
 // Usage: node tests/mobile/figures.mjs <tuicd binary> [runs=5] [kbps=400] [rtt_ms=400]
 // Each run is a fresh browser context (empty cache, no service worker) opening a session's view
 // directly (/mobile#/s/<id>) while the session prints a line every 100 ms.
@@ -74,16 +75,20 @@ async function measure(id, throttle) {
   });
   cdp.on("Network.dataReceived", (e) => shell.has(e.requestId) && (raw += e.dataLength));
   cdp.on("Network.loadingFinished", (e) => shell.has(e.requestId) && (transferred += e.encodedDataLength));
-  // The first output frame the WebSocket delivers: bytes written after the page asked for them.
-  const firstFrame = new Promise((resolve) => page.on("websocket", (socket) => socket.on("framereceived", (frame) => {
-    if (String(frame.payload).startsWith('{"type":"output"')) resolve(JSON.parse(frame.payload));
-  })));
+  // Live output: a tick the session writes after the page was asked for (the terminal first
+  // replays the ring, then follows the session).
   const started = Date.now();
+  const recent = await (await fetch(`${base}/sessions/${id}/output?format=raw&limit=64`, { headers: { authorization: auth } })).json();
+  const ticks = recent.data.match(/tick-(\d+)/g) || ["tick-0"];
+  const line = `tick-${Number(ticks[ticks.length - 1].slice(5)) + 1}`;
   await page.goto(`${base}/mobile#/s/${id}`);
-  const firstLive = await Promise.race([firstFrame,
-    new Promise((_, reject) => setTimeout(() => reject(new Error("no live output within 30 s")), 30_000))]);
-  const line = firstLive.data.trim().split("\n").pop().trim();
-  await page.waitForFunction((t) => document.getElementById("output").textContent.includes(t), line, { timeout: 30_000 });
+  await page.waitForFunction((t) => {
+    const term = window.__tuicTerm;
+    if (!term) return false;
+    const b = term.buffer.active;
+    for (let y = Math.max(0, b.length - 200); y < b.length; y++) if (b.getLine(y).translateToString(true) === t) return true;
+    return false;
+  }, line, { timeout: 30_000 });
   const live = Date.now() - started;
   const paints = await page.evaluate(() => Object.fromEntries(performance.getEntriesByType("paint").map((p) => [p.name, p.startTime])));
   await context.close();

@@ -1,6 +1,7 @@
 "use strict";
-// tuic on a phone: the sessions list, one session's live output with quick replies, a question
-// banner on every screen, the ui tool's confirms, and ACP agents (acp.js). Same-origin with the API, so the browser's
+// tuic on a phone: the sessions list, one session as a terminal (term.js) with a key row and quick
+// replies, a question banner on every screen, the ui tool's confirms, and ACP agents (acp.js). At
+// desktop width the list stays beside the terminal. Same-origin with the API, so the browser's
 // Basic Auth (over TCP) covers every fetch, the /events stream and the WebSocket.
 
 const POLL_MS = 3000;
@@ -16,7 +17,7 @@ const enc = encodeURIComponent;
 
 const app = {
   sessions: [],
-  current: null, // the session in view: {id, socket, screen, cursor, ended, choice}
+  current: null, // the session in view: {id, socket, term, fit, cursor, ended, choice, ctrl, unsent}
   opened: 0, // bumped on every navigation, so a late answer for an old view is dropped
   confirms: new Map(),
   showing: null,
@@ -71,6 +72,9 @@ function notice(text, sticky) {
 function connected() {
   setConn("live");
   if ($("notice").dataset.sticky) $("notice").hidden = true;
+  // A line that could not be sent offline goes now, unless the person has changed it since.
+  const view = app.current;
+  if (view && view.unsent != null && !view.sending && $("text").value === view.unsent) sendLine();
 }
 
 function failed(error) {
@@ -153,6 +157,7 @@ function renderList() {
       el("div", { className: "row" }, el("span", { className: "name", textContent: nameOf(s) }), ...badges(s)),
       el("div", { className: "sub", textContent: sub }));
     open.dataset.session = s.session_id;
+    if (app.current && [s.session_id, s.alias, s.tuic_session].includes(app.current.id)) open.ariaCurrent = "page";
     return el("li", {}, open);
   });
   $("sessions").replaceChildren(...items);
@@ -170,21 +175,31 @@ function renderQuestion() {
   banner.onclick = () => (location.hash = `#/s/${enc(first.session_id)}`);
 }
 
-// ---- one session: history, live output, quick replies ----
+// ---- one session: the terminal, quick replies, a line to send ----
 
-let renderQueued = false;
-function renderOutput() {
-  if (renderQueued) return;
-  renderQueued = true;
-  requestAnimationFrame(() => {
-    renderQueued = false;
-    const view = app.current;
-    if (!view) return;
-    const out = $("output");
-    const atBottom = out.scrollHeight - out.scrollTop - out.clientHeight < 40;
-    out.textContent = view.screen.text();
-    if (atBottom) out.scrollTop = out.scrollHeight;
-  });
+/**
+ * Sends the line typed in the box (and Enter). The text leaves the box only once the daemon has
+ * it: offline it stays, and goes when the connection is back (connected()).
+ */
+async function sendLine() {
+  const view = app.current;
+  const input = $("text");
+  const text = input.value;
+  if (!view || view.ended || view.sending) return;
+  view.sending = true;
+  try {
+    await api("POST", `/sessions/${enc(view.id)}/write`, { data: `${text}\r` });
+    view.unsent = null;
+    if (input.value === text) input.value = "";
+  } catch (error) {
+    failed(error);
+    if (!(error instanceof HttpError)) {
+      view.unsent = text;
+      notice("Not sent: the daemon is not reachable. The text stays here and is sent when the connection is back.", true);
+    }
+  } finally {
+    view.sending = false;
+  }
 }
 
 function session() {
@@ -207,7 +222,7 @@ function renderChips(choice) {
   app.current.choice = choice;
   const options = (choice && choice.options) || [];
   const chips = options.map((o) =>
-    el("button", { type: "button", className: "choice", textContent: `${o.key}. ${o.label}`, onclick: () => write(o.key) }));
+    el("button", { type: "button", className: "choice", textContent: `${o.key}. ${o.label}`, onclick: () => write(o.send || o.key) }));
   for (const [label, data] of QUICK) chips.push(el("button", { type: "button", textContent: label, onclick: () => write(data) }));
   $("chips").replaceChildren(...chips);
 }
@@ -219,30 +234,36 @@ function showEnded(text) {
   $("ended").textContent = text;
   $("ended").hidden = false;
   for (const b of $("detail-view").querySelectorAll("footer button, footer input")) b.disabled = true;
+  if (view.term) view.term.options.disableStdin = true;
+  view.unsent = null;
 }
 
 async function openSession(id) {
   closeSession();
   const opened = ++app.opened;
-  app.current = { id, socket: null, screen: new TextScreen(""), cursor: 0, ended: false, choice: null };
+  const view = { id, opened, socket: null, term: null, cursor: null, pending: 0, throttled: false, ended: false, choice: null,
+    ctrl: false, unsent: null };
+  app.current = view;
   showMain("detail-view", id);
   $("ended").hidden = true;
-  $("output").textContent = "";
   $("title").textContent = id;
+  $("text").value = "";
   for (const b of $("detail-view").querySelectorAll("footer button, footer input")) b.disabled = false;
   renderChips(null);
   renderMeta();
+  renderList();
+  termOpen(view);
   try {
-    // The byte cursor and the text history in one round trip (a slow network's round trips are
-    // what a phone waits on); live output resumes from that cursor, so a line written between
-    // the two reads may show twice.
-    const [info, history] = await Promise.all([api("GET", `/sessions/${enc(id)}`),
-      api("GET", `/sessions/${enc(id)}/output?format=text&limit=${MAX_LINES}`)]);
+    // A live session streams the whole ring (from its oldest byte) into the terminal; an exited
+    // one's ring is read once.
+    const info = await api("GET", `/sessions/${enc(id)}`);
     if (opened !== app.opened) return;
-    app.current.screen = new TextScreen(history.data);
-    app.current.cursor = info.total_written;
-    renderOutput();
-    if (info.exited) return showEnded(exitText(info.exit_code));
+    if (info.exited) {
+      const ring = await api("GET", `/sessions/${enc(id)}/output?format=raw&limit=${RING_BYTES}`);
+      if (opened !== app.opened) return;
+      view.term.write(ring.data);
+      return showEnded(exitText(info.exit_code));
+    }
     stream(opened);
   } catch (error) {
     if (opened !== app.opened) return;
@@ -258,21 +279,36 @@ function exitText(code) {
   return code == null ? "The session has exited." : `The session has exited (code ${code}).`;
 }
 
+// The daemon's ring (GET /output?format=raw answers at most this much).
+const RING_BYTES = 2 * 1024 * 1024;
+
 function stream(opened) {
   const view = app.current;
   const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-  const socket = new WebSocket(`${scheme}//${location.host}/sessions/${enc(view.id)}/stream?cursor=${view.cursor}`);
+  // Resumes after the last byte shown; the first time, from the oldest byte the ring holds.
+  const from = view.cursor == null ? "" : `&cursor=${view.cursor}`;
+  const socket = new WebSocket(`${scheme}//${location.host}/sessions/${enc(view.id)}/stream?binary=1${from}`);
+  socket.binaryType = "arraybuffer";
   view.socket = socket;
-  socket.onopen = connected;
+  socket.onopen = () => {
+    connected();
+    pushSize(view, true);
+  };
   socket.onmessage = (message) => {
+    if (opened !== app.opened || socket !== view.socket) return;
+    if (typeof message.data !== "string") return termOutput(view, message.data);
     const frame = JSON.parse(message.data);
+    // Output dropped for flow control: the reopened stream replays it, and what followed it.
+    if (view.throttled && ["output", "lagged", "exit", "closed"].includes(frame.type)) return;
     if (frame.type === "output") {
-      view.screen.feed(frame.data);
+      // Not asked for, but understood: a JSON output frame carries text.
       view.cursor = frame.total_written;
-      renderOutput();
+      termWrite(view, frame.data, frame.data.length);
     } else if (frame.type === "lagged") {
-      view.screen.feed(`\r\n[${frame.missed} bytes skipped]\r\n`);
+      if (view.term) view.term.write(`\r\n\x1b[0m[${frame.missed} bytes skipped]\r\n`);
       view.cursor = frame.cursor;
+    } else if (frame.type === "resize") {
+      termResized(view, frame);
     } else if (frame.type === "parsed") {
       parsed(frame.event);
     } else if (frame.type === "exit") {
@@ -283,7 +319,8 @@ function stream(opened) {
   // A dropped stream (daemon restart, network change) resumes at the last cursor; a session that
   // is gone by then says so.
   socket.onclose = () => {
-    if (opened !== app.opened || view.ended) return;
+    // Output dropped for flow control: termWrite reopens the stream once the terminal has caught up.
+    if (opened !== app.opened || view.ended || view.throttled || socket !== view.socket) return;
     setTimeout(() => opened === app.opened && resume(opened), RETRY_MS);
   };
 }
@@ -311,7 +348,9 @@ function closeSession() {
   const view = app.current;
   app.current = null;
   app.opened++;
-  if (view && view.socket) view.socket.close();
+  if (!view) return;
+  if (view.socket) view.socket.close();
+  termClose(view);
 }
 
 // The screens: the two lists (reached from the nav) and the two detail views (with Back).
@@ -320,6 +359,7 @@ const TOP = ["list-view", "acp-view"];
 
 function showMain(id, title) {
   for (const main of MAINS) $(main).hidden = main !== id;
+  document.body.dataset.view = id; // at desktop width the list stays beside a session
   const top = TOP.includes(id);
   $("back").hidden = top;
   $("nav").hidden = !top;
@@ -377,10 +417,10 @@ $("back").onclick = () => (location.hash = location.hash.startsWith("#/acp/") ? 
 acpInit();
 $("send").onsubmit = (event) => {
   event.preventDefault();
-  const input = $("text");
-  write(`${input.value}\r`);
-  input.value = "";
+  sendLine();
 };
+buildKeyRow();
+window.addEventListener("online", poll);
 $("confirm-yes").onclick = () => answer(true);
 $("confirm-no").onclick = () => answer(false);
 $("confirm").oncancel = (event) => event.preventDefault();

@@ -1,8 +1,8 @@
 // Caches the page's shell only: the HTML, script, style, manifest and icon. API answers
 // (sessions, output, events, the WebSocket) always go to the network: stale terminal output
 // would mislead, so offline the page says it is offline instead.
-const SHELL = "tuic-mobile-shell-v1";
-const FILES = ["/mobile", "/mobile/text.js", "/mobile/confirm.js", "/mobile/upstreams.js", "/mobile/acp.js", "/mobile/app.js", "/mobile/style.css",
+const SHELL = "tuic-mobile-shell-v2";
+const FILES = ["/mobile", "/mobile/xterm.js", "/mobile/xterm.css", "/mobile/text.js", "/mobile/term.js", "/mobile/confirm.js", "/mobile/upstreams.js", "/mobile/acp.js", "/mobile/app.js", "/mobile/style.css",
   "/mobile/manifest.webmanifest", "/mobile/icon.svg"];
 
 self.addEventListener("install", (event) => {

@@ -1,57 +1,53 @@
 "use strict";
-// Terminal output as text for the phone page (a classic script: app.js uses TextScreen).
+// Keys as the bytes a terminal sends, for the phone's key row (a classic script: term.js uses it).
+// A phone's keyboard has no Esc, Tab, arrows or Ctrl; the row under the terminal has them, and
+// Ctrl is sticky: tapped, it applies to the next key typed or tapped.
 
-// Lines kept on screen, and the history read when a session opens.
-const MAX_LINES = 2000;
+// The key row, in order: [label, key name, accessible name].
+const KEY_ROW = [
+  ["Esc", "Escape", "Escape"],
+  ["Tab", "Tab", "Tab"],
+  ["Ctrl", "Control", "Control (applies to the next key)"],
+  ["\u2190", "ArrowLeft", "Left"],
+  ["\u2191", "ArrowUp", "Up"],
+  ["\u2193", "ArrowDown", "Down"],
+  ["\u2192", "ArrowRight", "Right"],
+  ["PgUp", "PageUp", "Page up"],
+  ["PgDn", "PageDown", "Page down"],
+  ["Home", "Home", "Home"],
+  ["End", "End", "End"],
+];
 
-// Terminal output as plain lines: escape sequences dropped, CR returns to the line start, LF
-// starts a line. Full-screen programs come out garbled, but an agent's transcript reads well.
-const ESCAPE = /\x1b(?:\][^\x07\x1b]*(?:\x07|\x1b\\)|\[[0-?]*[ -/]*[@-~]|[P^_X][^\x1b]*\x1b\\|[()*+].|[ -/]*[0-OQ-WYZ\\`-~])/g;
-const WHOLE_ESCAPE = new RegExp(`^(?:${ESCAPE.source})`);
+const CURSOR_FINAL = { ArrowUp: "A", ArrowDown: "B", ArrowRight: "C", ArrowLeft: "D", Home: "H", End: "F" };
 
-class TextScreen {
-  constructor(text) {
-    this.lines = text ? text.split("\n") : [""];
-    this.col = this.lines[this.lines.length - 1].length;
-    this.held = "";
+/**
+ * The bytes a key of the row sends, as xterm sends them: `application` is the terminal's cursor
+ * key mode (DECCKM, set by full-screen programs), `ctrl` the sticky modifier.
+ */
+function keyBytes(key, application, ctrl) {
+  const final = CURSOR_FINAL[key];
+  if (final) {
+    if (ctrl) return `\x1b[1;5${final}`;
+    return (application ? "\x1bO" : "\x1b[") + final;
   }
+  if (key === "PageUp") return ctrl ? "\x1b[5;5~" : "\x1b[5~";
+  if (key === "PageDown") return ctrl ? "\x1b[6;5~" : "\x1b[6~";
+  if (key === "Tab") return "\t";
+  if (key === "Escape") return "\x1b";
+  return "";
+}
 
-  feed(data) {
-    data = this.held + data;
-    this.held = "";
-    const esc = data.lastIndexOf("\x1b");
-    // An escape sequence cut by the frame boundary waits for its end (bounded, in case it never comes).
-    if (esc >= 0 && !WHOLE_ESCAPE.test(data.slice(esc)) && data.length - esc < 4096) {
-      this.held = data.slice(esc);
-      data = data.slice(0, esc);
-    }
-    for (const part of data.replace(ESCAPE, "").split(/([\n\r\b\t])/)) {
-      if (part === "\n") {
-        this.lines.push("");
-        this.col = 0;
-      } else if (part === "\r") this.col = 0;
-      else if (part === "\b") this.col = Math.max(0, this.col - 1);
-      else if (part === "\t") this.tab();
-      else if (part) this.put(part.replace(/[\x00-\x1f\x7f]/g, ""));
-    }
-    if (this.lines.length > MAX_LINES) this.lines.splice(0, this.lines.length - MAX_LINES);
-  }
-
-  put(text) {
-    const last = this.lines.length - 1;
-    const line = this.lines[last];
-    this.lines[last] = line.slice(0, this.col).padEnd(this.col) + text + line.slice(this.col + text.length);
-    this.col += text.length;
-  }
-
-  // A tab moves to the next stop of 8 and writes nothing over what it passes.
-  tab() {
-    const last = this.lines.length - 1;
-    this.col += 8 - (this.col % 8);
-    this.lines[last] = this.lines[last].padEnd(this.col);
-  }
-
-  text() {
-    return this.lines.join("\n");
-  }
+/**
+ * Ctrl applied to typed text, as a terminal does: a letter or one of @[\]^_ becomes its control
+ * byte, space NUL, ? DEL; the rest of the text (a phone keyboard may type a whole word) is kept.
+ */
+function withCtrl(data) {
+  if (!data) return data;
+  const first = data[0];
+  const code = first.toUpperCase().charCodeAt(0);
+  let control = null;
+  if (code >= 0x40 && code <= 0x5f) control = String.fromCharCode(code & 0x1f);
+  else if (first === " ") control = "\x00";
+  else if (first === "?") control = "\x7f";
+  return control === null ? data : control + data.slice(1);
 }
