@@ -37,6 +37,26 @@ pub struct CreateSessionRequest {
     pub display_name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_type: Option<String>,
+    /// This session's size rule when several clients draw it; the daemon's `window_size` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_size: Option<WindowSize>,
+}
+
+/// How a session shared by several clients picks its size (tmux's `window-size`). Each attached
+/// stream that reports a size is a client; a REST resize naming no attached client is the manual
+/// size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WindowSize {
+    /// The size of the client that most recently sent input or a size (the default).
+    #[default]
+    Latest,
+    /// The smallest rows and the smallest cols over the attached clients.
+    Smallest,
+    /// The largest rows and the largest cols over the attached clients.
+    Largest,
+    /// Only explicit resizes (`POST /sessions/:id/resize` without an attached `client`, MCP `resize`).
+    Manual,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -96,6 +116,10 @@ pub struct SessionInfo {
 #[serde(deny_unknown_fields)]
 pub struct WriteRequest {
     pub data: String,
+    /// The attached stream client typing (its `?client=` name): under the `latest` size rule the
+    /// session takes its size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -103,6 +127,10 @@ pub struct WriteRequest {
 pub struct ResizeRequest {
     pub rows: u16,
     pub cols: u16,
+    /// The attached stream client (its `?client=` name) this size is for; absent, or naming no
+    /// attached client: the session's manual size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -221,6 +249,9 @@ pub enum StreamFrame {
     },
     /// The session is closed; the server closes the socket next.
     Closed { session_id: String, reason: String },
+    /// The session's size now (its size rule chose it): draw at it. Sent when it changes, and
+    /// first to a client that reported its own size.
+    Resize { rows: u16, cols: u16 },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

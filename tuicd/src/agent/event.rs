@@ -42,6 +42,10 @@ pub(crate) struct ChoiceOption {
     /// A trailing parenthesised key hint, e.g. `esc` or `shift+tab`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
+    /// What to write to pick it when that is not `key` alone: `key` then Enter for a program
+    /// reading a line (a non-agent program waiting on the terminal in canonical mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub send: Option<String>,
 }
 
 /// A confident multiple-choice question on screen.

@@ -38,6 +38,7 @@ pub(crate) mod state;
 pub(crate) mod submit;
 pub(crate) mod tasks;
 pub(crate) mod wait;
+pub(crate) mod waiting;
 
 pub(crate) use attach::attach_factory;
 pub(crate) use state::AgentsState;
@@ -161,6 +162,9 @@ struct Inner {
     pty: Mutex<Option<std::os::fd::OwnedFd>>,
     /// A shell session's latest screen (rows, cursor, alternate), re-read when the adapter changes.
     last_screen: Mutex<Option<ShownScreen>>,
+    /// With no known agent in the foreground: the program waiting on the terminal after a
+    /// question, as the latest probe saw it (see [`waiting`]); cleared by input.
+    waiting: Mutex<Option<waiting::Waiting>>,
     events: Arc<EventBus>,
     announcer: Announcer,
     /// A std mutex held for microseconds, never across `.await`.
@@ -205,6 +209,7 @@ impl AgentLink {
                 shell_pid: child.filter(|_| adapter.is_none()),
                 pty: Mutex::new(pty.filter(|_| adapter.is_none())),
                 last_screen: Mutex::new(None),
+                waiting: Mutex::new(None),
                 events,
                 announcer,
                 tracker: Mutex::new(AgentTracker::new(adapter)),
@@ -255,6 +260,8 @@ impl AgentLink {
     /// Bytes a writer queued for the child (called under the session's writer lock).
     pub(crate) fn on_input(&self, bytes: &[u8]) {
         let now = Instant::now();
+        // Typing answers (or starts answering) the question; the next probe looks again.
+        self.inner.waiting.locked().take();
         let events = self.tracker().on_input(bytes, now);
         self.publish(events);
         self.activity(now);
@@ -281,15 +288,51 @@ impl AgentLink {
         }
     }
 
-    /// The engine's view now (silence timers advanced to this instant first).
+    /// The engine's view now (silence timers advanced to this instant first). With no known agent
+    /// in the foreground, a program waiting on the terminal after a question is reported as one.
     pub(crate) fn status(&self) -> AgentStatus {
-        let (events, status) = {
+        let (events, mut status) = {
             let mut tracker = self.tracker();
             let events = tracker.tick(Instant::now());
             (events, tracker.snapshot())
         };
         self.publish(events);
+        if status.agent_type.is_none()
+            && !status.awaiting_input
+            && let Some(waiting) = self.inner.waiting.locked().clone()
+        {
+            status.awaiting_input = true;
+            status.question_confident = true;
+            status.choice_prompt = waiting.choice();
+            status.question_text = Some(waiting.question);
+        }
         status
+    }
+
+    /// With no known agent in the foreground: whether the terminal's foreground program is waiting
+    /// on it after a question (`/proc` and two ioctls: run on the blocking pool). A new question is
+    /// published as `question` (and `choice-prompt` with its options).
+    fn probe_waiting(&self) {
+        let seen = {
+            let pty = self.inner.pty.locked();
+            pty.as_ref().and_then(probe::terminal_read)
+        };
+        let seen = seen.filter(|_| self.adapter().is_none()).and_then(|line| {
+            let shown = self.inner.last_screen.locked();
+            let (rows, cursor, _) = shown.as_ref()?;
+            waiting::question_on(rows, *cursor, line)
+        });
+        let fresh = {
+            let mut waiting = self.inner.waiting.locked();
+            let fresh = seen.is_some() && *waiting != seen;
+            (*waiting).clone_from(&seen);
+            fresh
+        };
+        if let Some(waiting) = seen.filter(|_| fresh) {
+            let mut events = vec![AgentEvent::Question { prompt_text: waiting.question.clone(), confident: true }];
+            events.extend(waiting.choice().map(AgentEvent::ChoicePrompt));
+            self.publish(events);
+        }
     }
 
     /// Runs `f` on the tracker (after a tick), publishing what the tick changed.
@@ -393,6 +436,7 @@ async fn ticker(link: AgentLink) {
             let probing = link.clone();
             background = tokio::task::spawn_blocking(move || {
                 probing.follow_foreground(Instant::now());
+                probing.probe_waiting();
                 let root = *probing.inner.probe_root.locked();
                 let adapter = probing.adapter();
                 root.is_some_and(|root| probe::has_background_work(root, adapter))

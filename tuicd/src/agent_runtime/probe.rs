@@ -43,6 +43,35 @@ pub(crate) fn foreground(pty: &std::os::fd::OwnedFd) -> Option<u32> {
     rustix::termios::tcgetpgrp(pty).ok().map(|pid| pid.as_raw_nonzero().get() as u32)
 }
 
+/// Shells whose own line editor reads the terminal in raw mode at their prompt: that is their idle,
+/// never a question.
+const SHELLS: [&str; 13] =
+    ["bash", "zsh", "fish", "sh", "dash", "ksh", "mksh", "tcsh", "csh", "nu", "elvish", "xonsh", "pwsh"];
+
+/// Whether the terminal's foreground process (the leader of its foreground process group) is
+/// asleep reading the terminal whose master is `pty`: `Some(true)` for a line read (canonical
+/// mode, `ICANON` in the terminal's modes), `Some(false)` for a raw-mode read. Linux: the
+/// process's state is `S` and its wait channel (`/proc/<pid>/wchan`) is a tty read (`n_tty_read`,
+/// or `wait_woken` where the tty read sleeps) or, in raw mode, a poll (`poll_schedule_timeout`,
+/// `do_select`, `ep_poll`, `do_epoll_wait`); a shell in raw mode is its own line editor at its
+/// prompt, which is not counted. Two ioctls and three small `/proc` reads.
+pub(crate) fn terminal_read(pty: &std::os::fd::OwnedFd) -> Option<bool> {
+    let pid = foreground(pty)?;
+    let line = rustix::termios::tcgetattr(pty).ok()?.local_modes.contains(rustix::termios::LocalModes::ICANON);
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (open, close) = (stat.find('(')?, stat.rfind(')')?);
+    let comm = &stat[open + 1..close];
+    if stat[close + 1..].split_whitespace().next() != Some("S") {
+        return None;
+    }
+    let wchan = std::fs::read_to_string(format!("/proc/{pid}/wchan")).ok()?;
+    let wchan = wchan.trim();
+    let reading = matches!(wchan, "n_tty_read" | "wait_woken");
+    let polling =
+        wchan.starts_with("poll_schedule_timeout") || matches!(wchan, "do_select" | "ep_poll" | "do_epoll_wait");
+    if line { reading.then_some(true) } else { (!SHELLS.contains(&comm) && (reading || polling)).then_some(false) }
+}
+
 /// pid -> (parent pid, comm, command line).
 fn snapshot() -> HashMap<u32, (u32, String, String)> {
     let mut processes = HashMap::new();

@@ -49,14 +49,20 @@ pub(crate) async fn get(app: &App, id: &str) -> ApiResult {
 pub(crate) async fn write(app: &App, _caller: &Caller, id: &str, req: Request) -> ApiResult {
     let session = app.sessions.resolve(id)?;
     let body: WriteRequest = read_json(req).await?;
+    if let Some(client) = &body.client {
+        // A named client's input first: under `latest` the program then reads it at its size.
+        session.client_active(client, app.config.get().window_size);
+    }
     session.write(body.data.into_bytes()).await?;
     ok()
 }
 
+/// The size of the attached stream client `client` names, else the session's manual size; the
+/// session's size rule then picks its size (docs/http-api.md).
 pub(crate) async fn resize(app: &App, id: &str, req: Request) -> ApiResult {
     let session = app.sessions.resolve(id)?;
     let body: ResizeRequest = read_json(req).await?;
-    session.resize(body.rows, body.cols)?;
+    session.resize_for(body.client.as_deref(), body.rows, body.cols, Some(app.config.get().window_size))?;
     ok()
 }
 

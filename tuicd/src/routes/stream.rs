@@ -36,7 +36,7 @@ use crate::http::body::query;
 use crate::http::{ApiError, ApiResult, Caller, Request};
 use crate::limits::{WS_BATCH_BYTES, WS_CATCH_UP_CHUNK, WS_READ_BUFFER};
 use crate::principals::Scope;
-use crate::session::{Session, SessionEvent, Watch};
+use crate::session::{Session, SessionEvent, SizeClient, Watch};
 use crate::state::App;
 
 use super::stream_direct::{DirectSocket, Position, SocketIo};
@@ -53,6 +53,19 @@ pub(crate) struct StreamParams {
     format: Option<String>,
     /// `1`/`true`: output as binary frames (see the module doc); `0`/`false` (the default): JSON.
     binary: Option<String>,
+    /// This client's size (both or neither): it joins the session's size rule, gets a `resize`
+    /// frame first, and may send `{"type":"resize","rows":R,"cols":C}` text frames.
+    rows: Option<u16>,
+    cols: Option<u16>,
+    /// This client's name, for `POST /sessions/:id/resize` and `/write` (`client`); `ws-<n>` when absent.
+    client: Option<String>,
+}
+
+/// A size-aware client's `resize` text frame.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+enum ClientFrame {
+    Resize { rows: u16, cols: u16 },
 }
 
 pub(crate) async fn stream(app: &App, caller: &Caller, id: &str, mut req: Request) -> ApiResult {
@@ -69,6 +82,26 @@ pub(crate) async fn stream(app: &App, caller: &Caller, id: &str, mut req: Reques
         Some("1" | "true") => true,
         Some(_) => return Err(ApiError::InvalidField("binary: expected 1, 0, true or false".into())),
     };
+    let size = match (params.rows, params.cols) {
+        (Some(rows), Some(cols)) => {
+            let range = crate::limits::TERMINAL_SIZE_MIN..=crate::limits::TERMINAL_SIZE_MAX;
+            for (field, value) in [("rows", rows), ("cols", cols)] {
+                if !range.contains(&value) {
+                    return Err(ApiError::InvalidField(format!(
+                        "{field}: {value} is out of range; allowed {}..={}",
+                        range.start(),
+                        range.end()
+                    )));
+                }
+            }
+            Some((rows, cols))
+        }
+        (None, None) => None,
+        _ => return Err(ApiError::InvalidField("rows, cols: give both or neither".into())),
+    };
+    if params.client.as_deref().is_some_and(|c| c.is_empty() || c.len() > 128) {
+        return Err(ApiError::InvalidField("client: 1..=128 bytes".into()));
+    }
     let key = req
         .headers()
         .get("sec-websocket-key")
@@ -93,7 +126,8 @@ pub(crate) async fn stream(app: &App, caller: &Caller, id: &str, mut req: Reques
     let upgrading = hyper::upgrade::on(&mut req);
     // What a token may not write is refused on the stream too: a watcher does not type.
     let writable = caller.grant.allows(Scope::Drive, Some(&session.id)).is_ok();
-    let client = Client { app: app.clone(), session, binary, writable, next: 0, held: Vec::new(), direct };
+    let sizing = Sizing { size, name: params.client, shown: (0, 0) };
+    let client = Client { app: app.clone(), session, binary, writable, next: 0, held: Vec::new(), direct, sizing };
     let cursor = params.cursor.or(params.offset);
     tokio::spawn(async move {
         match upgrading.await {
@@ -144,6 +178,17 @@ struct Client {
     held: Vec<u8>,
     /// On a plain socket: the reader thread's way to write this client's output frames itself.
     direct: Option<Arc<DirectSocket>>,
+    sizing: Sizing,
+}
+
+/// This client and the session's size rule.
+struct Sizing {
+    /// The size the client reported at connect (`?rows=&cols=`): it is size-aware.
+    size: Option<(u16, u16)>,
+    name: Option<String>,
+    /// The size last told to the client (or, for a client that did not report one, the size at
+    /// connect): a `resize` frame goes out when the session's differs.
+    shown: (u16, u16),
 }
 
 /// Why this client is no longer served.
@@ -163,14 +208,34 @@ impl Client {
         // a Ctrl-C arrives however far behind this client's output is (while this task waits on
         // a full socket, or the reader thread owns the output).
         let (input_ended, mut input_end) = tokio::sync::oneshot::channel();
-        let input = tokio::spawn(read_input(incoming, self.session.clone(), self.writable, input_ended));
         let Watch { read: first, live, mut notices, exit: finished } =
             self.session.watch_from(cursor, WS_CATCH_UP_CHUNK);
+        // A client that may type is one of the session's size clients (an observer's size never
+        // counts); it leaves them when this future ends.
+        let sized = self.writable.then(|| {
+            Arc::new(self.session.attach_size_client(
+                self.sizing.name.as_deref(),
+                self.sizing.size,
+                self.app.config.get().window_size,
+            ))
+        });
+        let input = Input {
+            session: self.session.clone(),
+            writable: self.writable,
+            size_aware: self.sizing.size.is_some(),
+            sized: sized.as_ref().map(Arc::downgrade),
+        };
+        let input = tokio::spawn(read_input(incoming, input, input_ended));
+        self.sizing.shown = self.session.size();
         // Output comes from `live` while this task relays it, and not at all while the reader
         // writes it; every other event comes from `notices`.
         let mut live = Some(live);
         self.next = first.start;
         let result: Result<(), Gone> = async {
+            if self.sizing.size.is_some() {
+                let (rows, cols) = self.sizing.shown;
+                send(&mut sink, &StreamFrame::Resize { rows, cols }).await?;
+            }
             if first.missed > 0 {
                 send(&mut sink, &StreamFrame::Lagged { missed: first.missed, cursor: first.start }).await?;
             }
@@ -201,12 +266,19 @@ impl Client {
                         Ok(SessionEvent::Parsed(parsed)) => {
                             send(&mut sink, &StreamFrame::Parsed { event: parsed.clone() }).await?;
                         }
+                        Ok(SessionEvent::Resize { rows, cols }) => {
+                            if self.sizing.shown != (*rows, *cols) {
+                                self.sizing.shown = (*rows, *cols);
+                                send(&mut sink, &StreamFrame::Resize { rows: *rows, cols: *cols }).await?;
+                            }
+                        }
                         Ok(SessionEvent::Exit | SessionEvent::Closed) => {
                             let exit = self.session.exit_info();
                             let (code, reason) = exit.map_or((None, "closed"), |e| (e.exit_code, e.reason));
                             return self.end(&mut sink, code, reason).await;
                         }
-                        // Only `parsed` notices can be missed: the exit ones are the last two.
+                        // Only `parsed` and `resize` notices can be missed (a missed size comes
+                        // with the next change): the exit ones are the last two.
                         Ok(SessionEvent::Output { .. }) | Err(RecvError::Lagged(_)) => {}
                         Err(RecvError::Closed) => return Err(Gone::Dropped),
                     },
@@ -231,6 +303,7 @@ impl Client {
         }
         .await;
         input.abort();
+        drop(sized);
         if let Some(direct) = &self.direct {
             self.session.detach_sink(direct);
         }
@@ -372,21 +445,60 @@ impl Client {
     }
 }
 
+/// What the input task needs of its client.
+struct Input {
+    session: Arc<Session>,
+    writable: bool,
+    /// The client reported a size at connect: its `resize` text frames are sizes, not input.
+    size_aware: bool,
+    /// Its place among the size clients (owned by the output task, so it leaves with the stream).
+    sized: Option<std::sync::Weak<SizeClient>>,
+}
+
+impl Input {
+    /// The client's place among the size clients, while the stream lasts.
+    fn sized(&self) -> Option<Arc<SizeClient>> {
+        self.sized.as_ref().and_then(std::sync::Weak::upgrade)
+    }
+
+    /// A size-aware client's `resize` frame, applied; false for anything else.
+    fn resized(&self, text: &str) -> bool {
+        if !self.size_aware || !text.starts_with('{') {
+            return false;
+        }
+        let Ok(ClientFrame::Resize { rows, cols }) = serde_json::from_str(text) else { return false };
+        if let Some(sized) = self.sized()
+            && let Err(e) = sized.report(rows, cols)
+        {
+            tracing::debug!(session = %self.session.id, error = %e, "a client's resize frame was refused");
+        }
+        true
+    }
+
+    /// Input from this client: under `latest` the session takes its size first.
+    async fn write(&self, data: Bytes) {
+        if let Some(sized) = self.sized() {
+            sized.active();
+        }
+        write_input(&self.session, data).await;
+    }
+}
+
 /// Reads the client's frames until it closes or breaks the protocol, writing input to the PTY;
 /// how it ended goes to the output task, which closes the socket.
 async fn read_input(
     mut incoming: futures_util::stream::SplitStream<Socket>,
-    session: Arc<Session>,
-    writable: bool,
+    input: Input,
     ended: tokio::sync::oneshot::Sender<Gone>,
 ) {
     let gone = loop {
         match incoming.next().await {
-            Some(Ok(Message::Text(_) | Message::Binary(_))) if !writable => {
+            Some(Ok(Message::Text(text))) if input.resized(&text) => {}
+            Some(Ok(Message::Text(_) | Message::Binary(_))) if !input.writable => {
                 break Gone::Refused(CloseCode::Policy, "this token observes the session: it cannot type into it");
             }
-            Some(Ok(Message::Text(text))) => write_input(&session, Bytes::from(text)).await,
-            Some(Ok(Message::Binary(data))) => write_input(&session, data).await,
+            Some(Ok(Message::Text(text))) => input.write(Bytes::from(text)).await,
+            Some(Ok(Message::Binary(data))) => input.write(data).await,
             Some(Ok(Message::Close(_))) => break Gone::ClosedByClient,
             Some(Err(WsError::Utf8(_))) => break Gone::Refused(CloseCode::Invalid, "a text frame is not UTF-8"),
             Some(Err(WsError::Protocol(_))) => break Gone::Refused(CloseCode::Protocol, "protocol error"),

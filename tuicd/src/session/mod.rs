@@ -12,7 +12,10 @@
 //! SessionRegistry::close_all(&self, reason: &'static str, deadline: Duration) // async; shutdown
 //!
 //! Session::write(&self, data: impl Into<Bytes>) -> Result<(), SessionError>   // async; raw bytes to the child, in order
-//! Session::resize(&self, rows: u16, cols: u16) -> Result<(), SessionError>
+//! Session::resize(&self, rows: u16, cols: u16) -> Result<(), SessionError>   // the manual size (size.rs)
+//! Session::resize_for(&self, client: Option<&str>, rows, cols, default: Option<WindowSize>) -> Result<(), SessionError>
+//! Session::attach_size_client(self: &Arc<Self>, name, size, default: WindowSize) -> SizeClient // .report(rows, cols), .active(); drop detaches
+//! Session::client_active(&self, client: &str, default: WindowSize)   Session::window_size(&self) -> WindowSize
 //! Session::output(&self, OutputQuery { format, since_cursor, limit }) -> OutputResponse // `cursor` = next since_cursor
 //! Session::info(&self) -> SessionInfo        // status: shell_state (omitted before first output), exited, exit_code, cursors
 //! Session::shell_state(&self) -> Option<ShellState>    Session::shell_family(&self) -> Option<ShellFamily>
@@ -67,6 +70,7 @@ mod registry;
 pub(crate) mod ring;
 mod screen;
 mod sink;
+mod size;
 mod spawn;
 mod tasks;
 mod timeline;
@@ -80,6 +84,7 @@ pub(crate) use owner::{Announcer, Session, SessionEvent};
 pub(crate) use read::{OutputQuery, WaitFor, WaitOutcome};
 pub(crate) use registry::SessionRegistry;
 pub(crate) use sink::OutputSink;
+pub(crate) use size::SizeClient;
 pub(crate) use watch::Watch;
 
 /// Daemon-wide session counters behind `/metrics`.

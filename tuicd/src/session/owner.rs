@@ -36,6 +36,11 @@ pub(crate) enum SessionEvent {
         data: Bytes,
     },
     Parsed(ParsedEvent),
+    /// The session's size changed (its size rule chose it; see [`super::size`]).
+    Resize {
+        rows: u16,
+        cols: u16,
+    },
     /// The child exited and every byte it wrote has been broadcast.
     /// (The exit code is in [`Session::exit_info`].)
     Exit,
@@ -134,6 +139,9 @@ pub(crate) struct Session {
     writer: tokio::sync::Mutex<()>,
     /// What the daemon attached to this session (see [`super::hooks`]).
     attachment: Option<Arc<dyn Attachment>>,
+    /// The clients whose sizes the size rule picks from (see [`super::size`]); taken before `out`
+    /// and `term`.
+    pub(super) sizes: Mutex<super::size::Sizes>,
 }
 
 impl std::fmt::Debug for Session {
@@ -238,6 +246,7 @@ impl Session {
             counters,
             writer: tokio::sync::Mutex::new(()),
             attachment,
+            sizes: Mutex::new(super::size::Sizes::new(plan.window_size)),
         });
         // On failure the child is dropped here, which kills it (`kill_on_drop`).
         let reading = super::reader::spawn(session.clone(), read_fd)
@@ -307,9 +316,16 @@ impl Session {
         }
     }
 
-    /// Resizes the screen model first, then the PTY (which signals SIGWINCH), so output that answers
-    /// the signal is parsed at the new size. The same size is a no-op.
+    /// An explicit resize naming no client (MCP `resize`): the session's manual size, which its
+    /// size rule may take (see [`super::size`]).
     pub(crate) fn resize(&self, rows: u16, cols: u16) -> Result<(), SessionError> {
+        self.resize_for(None, rows, cols, None)
+    }
+
+    /// The size the size rule chose: resizes the screen model first, then the PTY (which signals
+    /// SIGWINCH), so output that answers the signal is parsed at the new size, then tells the
+    /// streams. The same size is a no-op.
+    pub(super) fn set_size(&self, rows: u16, cols: u16) -> Result<(), SessionError> {
         check_size("rows", rows)?;
         check_size("cols", cols)?;
         let exit = self.lock().exit;
@@ -325,10 +341,16 @@ impl Session {
             return Ok(());
         }
         term.screen.resize(rows, cols);
+        drop(term);
         let size = rustix::termios::Winsize { ws_row: rows, ws_col: cols, ws_xpixel: 0, ws_ypixel: 0 };
-        let fd = self.winsize_fd.locked();
-        let Some(fd) = fd.as_ref() else { return Ok(()) };
-        rustix::termios::tcsetwinsize(fd, size).map_err(|e| SessionError::Spawn(format!("resizing the PTY: {e}")))
+        {
+            let fd = self.winsize_fd.locked();
+            let Some(fd) = fd.as_ref() else { return Ok(()) };
+            rustix::termios::tcsetwinsize(fd, size)
+                .map_err(|e| SessionError::Spawn(format!("resizing the PTY: {e}")))?;
+        }
+        self.announcer.announce(SessionEvent::Resize { rows, cols });
+        Ok(())
     }
 
     /// Stops reading the PTY (the child blocks once the kernel buffer fills); idempotent.
@@ -425,7 +447,7 @@ impl Session {
         self.winsize_fd.locked().take();
     }
 
-    fn ensure_running(&self, action: &'static str) -> Result<(), SessionError> {
+    pub(super) fn ensure_running(&self, action: &'static str) -> Result<(), SessionError> {
         if self.lock().exit.is_some() { Err(self.exited_error(action)) } else { Ok(()) }
     }
 

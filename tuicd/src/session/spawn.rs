@@ -22,6 +22,8 @@ pub(super) struct SpawnPlan {
     pub args: Vec<String>,
     pub cwd: PathBuf,
     pub env: BTreeMap<String, String>,
+    /// The session's own size rule, if the request named one.
+    pub window_size: Option<proto::session::WindowSize>,
 }
 
 /// `[A-Za-z_][A-Za-z0-9_]*`: what a shell can name. Anything else (`=`, a line break, NUL) would
@@ -68,7 +70,16 @@ pub(super) fn plan(req: &CreateSessionRequest) -> Result<SpawnPlan, SessionError
     if let Some(i) = req.args.iter().position(|a| a.contains('\0')) {
         return Err(SessionError::InvalidField(format!("args[{i}]: must not contain NUL")));
     }
-    Ok(SpawnPlan { rows, cols, program, shell, args: req.args.clone(), cwd, env: req.env.clone() })
+    Ok(SpawnPlan {
+        rows,
+        cols,
+        program,
+        shell,
+        args: req.args.clone(),
+        cwd,
+        env: req.env.clone(),
+        window_size: req.window_size,
+    })
 }
 
 pub(super) fn check_size(field: &str, value: u16) -> Result<u16, SessionError> {

@@ -157,7 +157,7 @@ pub(super) fn to_option(key: String, label: &str, highlighted: bool) -> ChoiceOp
         || lower.starts_with("no,")
         || lower.starts_with("no ")
         || ["reject", "deny", "abort", "cancel"].iter().any(|w| lower.starts_with(w));
-    ChoiceOption { key, label: label.to_owned(), highlighted, destructive, hint }
+    ChoiceOption { key, label: label.to_owned(), highlighted, destructive, hint, send: None }
 }
 
 #[cfg(test)]

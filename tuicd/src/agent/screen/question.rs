@@ -81,6 +81,7 @@ fn yes_no(row: &str) -> Option<ScreenQuestion> {
             highlighted: original.contains(&key.to_uppercase()) && original != original.to_uppercase(),
             destructive: key == "n",
             hint: None,
+            send: None,
         })
         .collect();
     let prompt_text = if title.is_empty() { row.trim().to_owned() } else { title.clone() };

@@ -215,6 +215,7 @@ mod tests {
                     highlighted: true,
                     destructive: false,
                     hint: Some("esc".into()),
+                    send: None,
                 }],
                 dismiss_key: Some("cancel".into()),
                 amend_key: None,
