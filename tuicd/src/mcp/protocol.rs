@@ -39,7 +39,7 @@ pub(crate) async fn handle(
 ) -> Handled {
     let mut session_id = meta.session_id.clone();
     let outcome = match method {
-        "initialize" => initialize(app, &meta, params).map(|(minted, result)| {
+        "initialize" => initialize(app, &meta, params).await.map(|(minted, result)| {
             session_id = Some(minted);
             Reply::Value(result)
         }),
@@ -56,6 +56,30 @@ pub(crate) async fn handle(
             let loopback = meta.caller.require_loopback(method).is_ok();
             super::tasks::handle_method(app, identity.as_deref(), loopback, method, &params).await.map(Reply::Value)
         }
+        // The upstreams' resources, prompts and completions (tuicd has none of its own): not
+        // served, and not advertised, without upstreams.
+        "resources/list"
+        | "resources/templates/list"
+        | "resources/read"
+        | "prompts/list"
+        | "prompts/get"
+        | "completion/complete"
+            if app.upstreams.is_empty() =>
+        {
+            Err(RpcError::method_not_found(method))
+        }
+        "resources/list" => {
+            super::upstream::resources::list(app, &model::params_object(params)).await.map(Reply::Value)
+        }
+        "resources/templates/list" => {
+            super::upstream::resources::templates(app, &model::params_object(params)).await.map(Reply::Value)
+        }
+        "resources/read" => super::upstream::resources::read(app, model::params_object(params)).await.map(Reply::Value),
+        "prompts/list" => super::upstream::prompts::list(app, &model::params_object(params)).await.map(Reply::Value),
+        "prompts/get" => super::upstream::prompts::get(app, model::params_object(params)).await.map(Reply::Value),
+        "completion/complete" => {
+            super::upstream::prompts::complete(app, model::params_object(params)).await.map(Reply::Value)
+        }
         // The 2026-07-28 discovery probe: this legacy endpoint answers method-not-found so that
         // modern clients fall back to initialize.
         _ => Err(RpcError::method_not_found(method)),
@@ -67,7 +91,7 @@ pub(crate) async fn handle(
     Handled { body, session_id }
 }
 
-fn initialize(app: &App, meta: &RequestMeta, params: Option<Params<'_>>) -> Result<(String, Value), RpcError> {
+async fn initialize(app: &App, meta: &RequestMeta, params: Option<Params<'_>>) -> Result<(String, Value), RpcError> {
     let params = model::params_object(params);
     let requested = params.get("protocolVersion").and_then(Value::as_str);
     let version = model::negotiate(requested);
@@ -112,7 +136,19 @@ fn initialize(app: &App, meta: &RequestMeta, params: Option<Params<'_>>) -> Resu
     if let Some(tuic_session) = &meta.tuic_session {
         crate::messaging_runtime::bind(app, &protocol_session, tuic_session);
     }
-    let result = json!({
+    let upstream_capabilities = super::upstream::capabilities(app).await;
+    let native = instructions::render(&instructions::context(
+        app,
+        instructions::Connecting {
+            client_name: client_name.as_deref(),
+            client_collapse: collapse_tools,
+            tuic_session: meta.tuic_session.as_deref(),
+            reconnected: matches!(arrival, super::protocol_sessions::Arrival::Reconnected { .. }),
+        },
+    ));
+    let collapsed_surface = collapse_tools || app.config.get().collapse_tools;
+    let joined = instructions::join_upstreams(native, &super::upstream::instructions(app), collapsed_surface);
+    let mut result = json!({
         "protocolVersion": version,
         "capabilities": {
             "tools": {"listChanged": true},
@@ -120,13 +156,11 @@ fn initialize(app: &App, meta: &RequestMeta, params: Option<Params<'_>>) -> Resu
             "experimental": {CHANNEL_CAPABILITY: {}},
         },
         "serverInfo": {"name": "tuicd", "version": env!("CARGO_PKG_VERSION")},
-        "instructions": instructions::render(&instructions::context(app, instructions::Connecting {
-            client_name: client_name.as_deref(),
-            client_collapse: collapse_tools,
-            tuic_session: meta.tuic_session.as_deref(),
-            reconnected: matches!(arrival, super::protocol_sessions::Arrival::Reconnected { .. }),
-        })),
+        "instructions": joined,
     });
+    for (capability, value) in upstream_capabilities {
+        result["capabilities"][capability] = value;
+    }
     Ok((protocol_session, result))
 }
 

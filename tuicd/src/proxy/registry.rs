@@ -10,6 +10,7 @@
 
 mod actor;
 mod call;
+mod forward;
 mod routes;
 mod step_up;
 mod view;
@@ -188,6 +189,9 @@ struct EntryState {
     client: Option<Arc<Client>>,
     /// The upstream's tools as it listed them (unfiltered), each a tool object.
     tools: Vec<Value>,
+    /// What the upstream's last `initialize` declared: `capabilities` and `instructions`.
+    capabilities: Value,
+    instructions: Option<String>,
     metrics: Metrics,
     last_error: Option<String>,
     breaker: Breaker,

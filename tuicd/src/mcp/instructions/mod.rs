@@ -154,6 +154,50 @@ fn live_state(text: &mut String, ctx: &InstructionContext) {
     }
 }
 
+/// The most bytes the upstreams' instructions add, all upstreams together, on the classic and on
+/// the collapsed surface: upstream text is cut past them (with a note), so the connection
+/// surface stays within its budget whatever an upstream says.
+pub(crate) const UPSTREAM_INSTRUCTIONS_MAX: usize = 2_048;
+pub(crate) const UPSTREAM_INSTRUCTIONS_MAX_COLLAPSED: usize = 512;
+
+/// `native` followed by each upstream's own `instructions` (name, text), each under a heading
+/// naming its upstream and its tools' prefix. Every upstream gets an equal share of what the
+/// budget has left; a text over its share is cut at a character boundary and says so.
+pub(crate) fn join_upstreams(mut native: String, upstreams: &[(String, String)], collapsed: bool) -> String {
+    if upstreams.is_empty() {
+        return native;
+    }
+    let mut left = if collapsed { UPSTREAM_INSTRUCTIONS_MAX_COLLAPSED } else { UPSTREAM_INSTRUCTIONS_MAX };
+    let mut section = String::from(
+        "\nUpstream servers' own instructions (their tools, prompts and resources are theirs, not tuicd's):\n",
+    );
+    left = left.saturating_sub(section.len());
+    for (i, (name, text)) in upstreams.iter().enumerate() {
+        let share = left / (upstreams.len() - i);
+        let heading = format!("\n## {} (tools {}__*)\n", quoted(name), name);
+        let text = text.trim();
+        let body = if heading.len() + text.len() < share {
+            format!("{text}\n")
+        } else {
+            // The note's length with the whole text's byte count bounds the one finally written.
+            let note_max = format!("\n[cut: {} more bytes of {}'s instructions]\n", text.len(), quoted(name)).len();
+            let mut end = share.saturating_sub(heading.len() + note_max).min(text.len());
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            format!("{}\n[cut: {} more bytes of {}'s instructions]\n", &text[..end], text.len() - end, quoted(name))
+        };
+        let piece = format!("{heading}{body}");
+        if piece.len() > share {
+            continue;
+        }
+        left -= piece.len();
+        section.push_str(&piece);
+    }
+    native.push_str(&section);
+    native
+}
+
 /// Longest caller-supplied string the instructions show, in characters.
 const SHOWN_MAX_CHARS: usize = 80;
 

@@ -235,3 +235,20 @@ fn instructions_do_not_repeat_what_tool_descriptions_say_and_descriptions_do_not
     );
     assert!(!repeated(&copied, &tools).is_empty());
 }
+
+#[test]
+fn upstream_instructions_are_joined_within_their_budget_and_a_long_one_is_cut_with_a_note() {
+    let native = render(&context(CollapseMode::Off, true));
+    assert_eq!(join_upstreams(native.clone(), &[], false), native, "no upstream adds nothing");
+    let short = ("fs".to_owned(), "Use read_text_file for text.".to_owned());
+    let long = ("everything".to_owned(), "é".repeat(10_000));
+    for (collapsed, max) in [(false, UPSTREAM_INSTRUCTIONS_MAX), (true, UPSTREAM_INSTRUCTIONS_MAX_COLLAPSED)] {
+        let joined = join_upstreams(native.clone(), &[short.clone(), long.clone()], collapsed);
+        assert!(joined.starts_with(&native), "the native text first");
+        let added = joined.len() - native.len();
+        assert!(added <= max, "{added} B added, over {max}:\n{joined}");
+        assert!(joined.contains("## fs (tools fs__*)\nUse read_text_file for text.\n"), "{joined}");
+        assert!(joined.contains("## everything (tools everything__*)"), "{joined}");
+        assert!(joined.contains("more bytes of everything's instructions]"), "{joined}");
+    }
+}

@@ -82,6 +82,7 @@ pub(crate) async fn call(
     // connection dropped) leaves it running to its answer or its `timeout_secs`, so a client told
     // that the call "may still complete" is told the truth. Only `notifications/cancelled` (or the
     // timeout) cancels it upstream.
+    let upstream_name = listed.upstream.clone();
     let run = {
         let (app, upstream, tool) = (app.clone(), listed.upstream, listed.tool);
         tokio::spawn(async move {
@@ -113,7 +114,7 @@ pub(crate) async fn call(
         return Ok(Reply::Tool(ToolText::json(&error, true)));
     };
     match outcome {
-        Ok(result) => Ok(passthrough(result)),
+        Ok(result) => Ok(passthrough(result, &upstream_name)),
         Err(error) => failure(error).map_or_else(refused, Ok),
     }
 }
@@ -125,10 +126,12 @@ pub(crate) fn cancel(app: &App, session: &str, request_id: &Value) {
     }
 }
 
-/// A valid `CallToolResult` (an object with a `content` array) is the result as it is; anything
-/// else is wrapped in the native text envelope, so the response stays protocol-valid.
-fn passthrough(result: Value) -> Reply {
-    if result.get("content").is_some_and(Value::is_array) {
+/// A valid `CallToolResult` (an object with a `content` array) is the result as it is, but for
+/// its `resource_link`s, namespaced so the client reads them through tuicd; anything else is
+/// wrapped in the native text envelope, so the response stays protocol-valid.
+fn passthrough(mut result: Value, upstream: &str) -> Reply {
+    if let Some(content) = result.get_mut("content").and_then(Value::as_array_mut) {
+        super::resources::rewrite_links(upstream, content);
         return Reply::Value(result);
     }
     Reply::Tool(ToolText::json(&result, false))
@@ -206,9 +209,12 @@ mod tests {
     fn a_call_tool_result_passes_through_and_anything_else_is_wrapped() {
         let result = json!({"content": [{"type": "text", "text": "hi"}], "isError": true,
             "structuredContent": {"a": 1}, "_meta": {"x": 1}, "vendorField": [1]});
-        assert_eq!(passthrough(result.clone()), Reply::Value(result));
+        assert_eq!(passthrough(result.clone(), "u"), Reply::Value(result));
         let odd = json!({"content": "not an array"});
-        assert_eq!(passthrough(odd.clone()), Reply::Tool(ToolText::json(&odd, false)));
+        assert_eq!(passthrough(odd.clone(), "u"), Reply::Tool(ToolText::json(&odd, false)));
+        let link = json!({"content": [{"type": "resource_link", "uri": "demo://r/1", "name": "r"}]});
+        let Reply::Value(linked) = passthrough(link, "u") else { panic!("a CallToolResult") };
+        assert_eq!(linked["content"][0]["uri"], "tuic+upstream://u/demo://r/1");
     }
 
     #[test]

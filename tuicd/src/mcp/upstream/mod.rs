@@ -6,6 +6,8 @@
 //! `notifications/tools/list_changed` when what a client would list changed.
 
 mod call;
+pub(crate) mod prompts;
+pub(crate) mod resources;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, RwLock};
@@ -46,6 +48,8 @@ pub(crate) struct UpstreamTools {
     in_flight: Mutex<HashMap<(String, String), oneshot::Sender<()>>>,
     /// The renames and refusals the last rebuild logged, so each is logged once while it lasts.
     warned: Mutex<HashSet<Note>>,
+    /// The (upstream, prompt) pair of each name the last `prompts/list` gave.
+    pub(super) prompts: Mutex<HashMap<String, prompts::Pair>>,
 }
 
 impl Default for UpstreamTools {
@@ -55,6 +59,7 @@ impl Default for UpstreamTools {
             built_from: Mutex::new(u64::MAX),
             in_flight: Mutex::default(),
             warned: Mutex::default(),
+            prompts: Mutex::default(),
         }
     }
 }
@@ -246,6 +251,52 @@ pub(crate) fn state_call_tool_deadline(app: &App, listing: &mut Value) {
     if let Some(call_tool) = tools.into_iter().flatten().find(|t| t["name"] == super::tools::meta::CALL_TOOL) {
         state_deadline(call_tool, deadline_ms(longest));
     }
+}
+
+/// A request forwarded to an upstream that failed, as the JSON-RPC error the client gets: the
+/// upstream's own error as it worded it, -32001 when it needs authorization, else the reason.
+pub(crate) fn forward_error(error: crate::proxy::registry::CallError) -> crate::mcp::model::RpcError {
+    use crate::mcp::model::{RpcError, code};
+    use crate::proxy::registry::CallError;
+    use crate::proxy::wire::UpstreamError;
+    let message = error.to_string();
+    match error {
+        CallError::UnknownUpstream { .. } | CallError::UnknownTool { .. } => RpcError::invalid_params(message),
+        CallError::NeedsAuth { .. }
+        | CallError::NeedsScope { .. }
+        | CallError::Upstream { error: UpstreamError::NeedsOAuth { .. }, .. } => {
+            RpcError::new(call::NEEDS_AUTH, message)
+        }
+        CallError::Upstream { error: UpstreamError::Rpc { code, message, data }, .. } => {
+            RpcError { code, message, data }
+        }
+        CallError::Unavailable { .. } | CallError::Upstream { .. } => RpcError::new(code::INTERNAL_ERROR, message),
+    }
+}
+
+/// The server capabilities tuicd serves for its upstreams: `resources`, `prompts` and
+/// `completions`, each only when a ready upstream declares it (the first `initialize` after boot
+/// waits, at most `UPSTREAM_SETTLE`, for upstreams still connecting).
+pub(crate) async fn capabilities(app: &App) -> Vec<(&'static str, Value)> {
+    if app.upstreams.is_empty() {
+        return Vec::new();
+    }
+    app.upstreams.settle(crate::limits::UPSTREAM_SETTLE).await;
+    let served = app.upstreams.served();
+    ["resources", "prompts", "completions"]
+        .into_iter()
+        .filter(|c| served.iter().any(|s| s.declares(c)))
+        .map(|c| (c, Value::Object(serde_json::Map::new())))
+        .collect()
+}
+
+/// Each ready upstream's `instructions`, by name, in configuration order.
+pub(crate) fn instructions(app: &App) -> Vec<(String, String)> {
+    app.upstreams
+        .served()
+        .into_iter()
+        .filter_map(|s| Some((s.name, s.instructions.filter(|i| !i.trim().is_empty())?)))
+        .collect()
 }
 
 /// Whether `name` fits MCP's tool-name rule.

@@ -42,6 +42,8 @@ pub(super) fn start(server: UpstreamServer, hub: Arc<Hub>) -> Arc<Entry> {
             status,
             client: None,
             tools: Vec::new(),
+            capabilities: Value::Null,
+            instructions: None,
             metrics: Metrics::default(),
             last_error: None,
             breaker: Breaker::default(),
@@ -172,11 +174,11 @@ async fn attempt(
     let (tx, rx) = mpsc::channel(UPSTREAM_NOTIFY_QUEUE);
     let stderr_log = hub.stderr_logs.locked().as_ref().map(|dir| dir.join(format!("{}.log", server.name)));
     let ctx = ConnectCtx { notifications: tx, bearer, name: server.name.clone(), stderr_log };
-    let client = match Client::connect(server, ctx).await {
+    let (client, handshake) = match Client::connect(server, ctx).await {
         Ok((client, handshake)) => {
             tracing::info!(source = "upstream", upstream = %server.name, protocol_version = %handshake.protocol_version,
                 server_info = %handshake.server_info, pid = ?client.pid(), "connected");
-            Arc::new(client)
+            (Arc::new(client), handshake)
         }
         Err(UpstreamError::NeedsOAuth { www_authenticate }) => {
             entry.record_error(&format!("the upstream asks for authorization ({www_authenticate})"));
@@ -190,6 +192,8 @@ async fn attempt(
             {
                 let mut state = entry.state.locked();
                 state.tools = tools;
+                state.capabilities = handshake.capabilities;
+                state.instructions = handshake.instructions;
                 state.client = Some(client.clone());
                 state.breaker.success();
                 // Recovered: what went wrong before no longer describes it.

@@ -115,3 +115,41 @@ impl Upstreams {
         out
     }
 }
+
+/// A ready upstream as the MCP layer's resources, prompts, completions and instructions see it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Served {
+    pub name: String,
+    /// What its `initialize` declared (`resources`, `prompts`, `completions`, ...).
+    pub capabilities: Value,
+    pub instructions: Option<String>,
+}
+
+impl Served {
+    /// Whether it declared the server capability `name` (`resources`, `prompts`, `completions`).
+    pub(crate) fn declares(&self, name: &str) -> bool {
+        self.capabilities.get(name).is_some_and(|c| !c.is_null())
+    }
+}
+
+impl Upstreams {
+    /// Every ready upstream, in configuration order, with what its `initialize` declared.
+    pub(crate) fn served(&self) -> Vec<Served> {
+        self.all()
+            .iter()
+            .filter_map(|entry| {
+                let state = entry.state.locked();
+                (state.status == Status::Ready).then(|| Served {
+                    name: entry.server.name.clone(),
+                    capabilities: state.capabilities.clone(),
+                    instructions: state.instructions.clone(),
+                })
+            })
+            .collect()
+    }
+
+    /// The upstream names configured (any status), in configuration order.
+    pub(crate) fn names(&self) -> Vec<String> {
+        self.all().iter().map(|e| e.server.name.clone()).collect()
+    }
+}

@@ -1,0 +1,55 @@
+//! A request other than `tools/call` sent to one upstream on its shared client: `resources/*`,
+//! `prompts/*`, `completion/complete`. Its answer (or its JSON-RPC error) comes back as it is.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::{CallError, Client, Entry, Status, Upstreams};
+use crate::lock::Recover;
+use crate::proxy::wire::{RequestOpts, UpstreamError};
+
+impl Upstreams {
+    /// Sends `method` with `params` to the ready upstream named `upstream`, within its
+    /// `timeout_secs`. A transport failure counts toward its breaker as a failed call does.
+    pub(crate) async fn request(&self, upstream: &str, method: &str, params: Value) -> Result<Value, CallError> {
+        let (entry, client) = self.ready_client(upstream)?;
+        let opts = RequestOpts::within(Duration::from_secs(entry.server.timeout_secs.max(1)));
+        let result = client.request(method, params, opts).await;
+        result.map_err(|error| {
+            if matches!(error, UpstreamError::Timeout(_) | UpstreamError::Io(_) | UpstreamError::Protocol(_)) {
+                let _ = entry.commands.try_send(super::actor::Command::CallFailed(error.to_string()));
+            }
+            CallError::Upstream { name: entry.server.name.clone(), error }
+        })
+    }
+
+    /// The entry and client of the upstream named `upstream`, when it is ready.
+    fn ready_client(&self, upstream: &str) -> Result<(Arc<Entry>, Arc<Client>), CallError> {
+        let Some(entry) = self.by_name(upstream) else {
+            let valid: Vec<String> = self.all().iter().map(|e| e.server.name.clone()).collect();
+            return Err(CallError::UnknownUpstream { name: upstream.to_owned(), valid: valid.join(", ") });
+        };
+        let name = entry.server.name.clone();
+        let state = entry.state.locked();
+        match state.status {
+            Status::Ready => {}
+            status @ (Status::NeedsAuth | Status::Authenticating) => {
+                return Err(CallError::NeedsAuth { name, status: status.as_str() });
+            }
+            status => {
+                return Err(CallError::Unavailable {
+                    name,
+                    status: status.as_str(),
+                    last_error: state.last_error.clone(),
+                });
+            }
+        }
+        let Some(client) = state.client.clone() else {
+            return Err(CallError::Unavailable { name, status: "connecting", last_error: None });
+        };
+        drop(state);
+        Ok((entry, client))
+    }
+}
