@@ -19,6 +19,12 @@ command -v Xvfb >/dev/null || need+=(xvfb)
 command -v xwininfo >/dev/null || need+=(x11-utils)
 [ -x /usr/bin/import ] && [ -x /usr/bin/identify ] || need+=(imagemagick)
 command -v xdotool >/dev/null || need+=(xdotool)
+command -v xclip >/dev/null || need+=(xclip)
+# tuic-gui's fallback fonts (CJK, symbols and emoji; tests/gui/fidelity.sh draws them).
+command -v fc-list >/dev/null || need+=(fontconfig)
+[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
+[ -f /usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf ] || need+=(fonts-droid-fallback)
+[ -f /usr/share/fonts/truetype/ancient-scripts/Symbola_hint.ttf ] || need+=(fonts-symbola)
 command -v less >/dev/null || need+=(less)
 command -v curl >/dev/null || need+=(curl)
 [ -x /usr/bin/chromium ] || need+=(chromium)
@@ -87,20 +93,23 @@ fi
 
 stage "real agents: the real CLIs under tuicd against scripted model servers (state, receipts, dialogs, spawn + MCP)"
 timeout 900 python3 tests/agents/run.py --tuicd "$root/target/debug/tuicd" --bridge "$root/target/debug/tuic-bridge"
+timeout 600 python3 tests/agents/ai_routes.py --tuicd "$root/target/debug/tuicd"
 
 stage "real ACP agents: claude-code-acp, codex-acp and Gemini CLI --acp driven through /acp (stream, permissions, cancel, 20 reconnects, kill + load)"
 timeout 600 python3 tests/acp/run.py --tuicd "$root/target/debug/tuicd"
 
-stage "mobile: /mobile in headless Chromium (Playwright), at a phone viewport"
+stage "mobile: /mobile in headless Chromium (Playwright), at a phone viewport; its xterm.js terminal read back from the buffer"
 bash tests/mobile/setup.sh
 (cd tests && timeout 120 node mobile/mobile.mjs "$root/target/debug/tuicd" "$root/target/mobile")
 (cd tests && timeout 120 node mobile/acp.mjs "$root/target/debug/tuicd" "$root/target/mobile")
+(cd tests && timeout 180 node mobile/terminal.mjs "$root/target/debug/tuicd" "$root/target/mobile")
 
 stage "gui: tuic-gui renders under Xvfb"
 bash tests/gui/screenshot.sh target/debug/tuicd target/debug/tuic-gui target/tuic-gui.png
 bash tests/gui/terminal.sh target/debug/tuicd target/debug/tuic-gui
 bash tests/gui/peers.sh target/debug/tuicd target/debug/tuic-gui
 bash tests/gui/acp.sh target/debug/tuicd target/debug/tuic-gui
+bash tests/gui/fidelity.sh target/debug/tuicd target/debug/tuic-gui
 
 stage "security: attacks from outside (rebinding page in Chromium, a remote peer in a network namespace, another local user)"
 timeout 600 bash tests/security/run.sh "$root/target/debug/tuicd"

@@ -5,6 +5,7 @@
 mod acp;
 mod agent;
 mod agent_runtime;
+mod ai;
 mod child;
 mod child_stderr;
 mod config;

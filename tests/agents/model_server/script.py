@@ -13,6 +13,11 @@ survive every CLI unchanged because they are plain text in the prompt:
                         (e.g. [[tool=tuic__session {"action":"list"}]])
     [[after=TEXT]]      once a tool result comes back, answer TEXT (default "Tool finished.")
 
+A prompt holding a `tuic-headless-task: KIND` line (tuicd's headless agent slot, tuicd/src/ai/)
+gets that task's fixed JSON answer (`TASK_ANSWERS`: pr-review, changelog, improvements-scan),
+with or without tools listed; a `[[reply=TEXT]]` in it still wins, which is how a test gets a
+malformed answer (the directive sits in the repository context tuicd sends: a diff, a README).
+
 A request whose last message is a tool result gets the `after` text of the prompt that asked for
 the tool. Requests without tools (the CLIs' own title, topic and summary calls) get a short
 answer and never a tool call; the log marks them `main: false`.
@@ -26,6 +31,34 @@ import re
 import time
 
 DIRECTIVE = re.compile(r"\[\[(delay|stream|reply|shell|tool|after)=(.*?)\]\]", re.S)
+TASK = re.compile(r"^tuic-headless-task: ([a-z-]+)$", re.M)
+
+# The fixed answers to tuicd's headless tasks, in the shapes their prompts ask for. The review's
+# finding is on app.py line 1 (the test diffs change app.py); the changelog names PR 40 (the stub
+# gh's merged PR) and comes in a ```json fence, as models often write it.
+TASK_ANSWERS = {
+    "pr-review": json.dumps({
+        "summary": "One issue: the greeting is printed at import time.",
+        "findings": [{
+            "path": "app.py", "line": 1, "severity": "warning",
+            "message": "print() at module level runs on import.",
+            "suggestion": "Move it under if __name__ == '__main__':",
+        }],
+    }),
+    "changelog": "```json\n" + json.dumps({
+        "markdown": "## Features\n\n- Add gears (#40)\n",
+        "sections": [{"title": "Features", "entries": [{"text": "Add gears", "prs": [40]}]}],
+    }) + "\n```",
+    "improvements-scan": json.dumps({
+        "summary": "Two refactors would make app.py easier to test.",
+        "proposals": [
+            {"title": "Extract the greeting into a function", "description": "app.py prints at import time; "
+             "a main() function makes it importable and testable.", "files": ["app.py"], "effort": "small"},
+            {"title": "Document how to run the app", "description": "README.md does not say how to run app.py.",
+             "files": ["README.md"], "effort": "small"},
+        ],
+    }),
+}
 
 
 @dataclasses.dataclass
@@ -79,6 +112,10 @@ def decide(request: Request, shell_tool: tuple[str, str] | None) -> Action:
     found = directives(request.first_prompt if request.last_is_tool_result else request.prompt)
     delay = int(found.get("delay", "200"))
     gap = int(found.get("stream", "20"))
+    task = TASK.search(request.prompt)
+    if task and not request.last_is_tool_result:
+        text = found.get("reply") or TASK_ANSWERS.get(task.group(1), f"No scripted answer for task {task.group(1)}.")
+        return Action(delay_ms=delay, chunk_gap_ms=gap, text=text)
     if not request.tool_names:
         return Action(delay_ms=0, chunk_gap_ms=0, text="Scripted title")
     if request.last_is_tool_result:

@@ -32,6 +32,8 @@ pub(crate) const NATIVE_TOOL_NAMES: [&str; 22] = [
     "ai_terminal_list_files",
     "ai_terminal_search_files",
 ];
+/// The agent CLIs the headless agent slot knows how to run non-interactively (tuicd/src/ai/).
+pub(crate) const HEADLESS_AGENTS: [&str; 3] = ["claude", "codex", "gemini"];
 pub(crate) const DEFAULT_TCP_PORT: u16 = 9876;
 pub(crate) const DEFAULT_MAX_SESSIONS: usize = 50;
 
@@ -58,11 +60,18 @@ pub(crate) struct AppConfig {
     pub standby_timeout_minutes: u32,
     /// Most live PTY sessions at once (`/stats` reports it as `max`).
     pub max_sessions: usize,
+    /// How a session several clients draw picks its size (tmux's `window-size`); a session's
+    /// `window_size` at create overrides it.
+    pub window_size: proto::session::WindowSize,
     /// The ACP agent `POST /acp/connections` launches (a path, or a name on PATH), read at each
     /// launch; empty: none configured.
     pub ego_executable: String,
     /// Its arguments (`["--experimental-acp"]` for Gemini CLI).
     pub ego_args: Vec<String>,
+    /// The agent CLI the AI routes (`/ai/review/pr`, `/repo/changelog`, `/ai/improvements/scan`)
+    /// run headless: `claude`, `codex` or `gemini` (a name on PATH), or a path whose file name
+    /// is one of them; the name picks the flags.
+    pub headless_agent: String,
     pub services: ServicesConfig,
 }
 
@@ -80,8 +89,10 @@ impl Default for AppConfig {
             progress_tracking: true,
             standby_timeout_minutes: 5,
             max_sessions: DEFAULT_MAX_SESSIONS,
+            window_size: proto::session::WindowSize::Latest,
             ego_executable: String::new(),
             ego_args: Vec::new(),
+            headless_agent: HEADLESS_AGENTS[0].to_owned(),
             services: ServicesConfig::default(),
         }
     }
@@ -190,6 +201,13 @@ impl AppConfig {
             return Err("services.auth.password_hash must be a bcrypt hash (see POST /auth/hash-password)".into());
         }
         super::origins::validate(&self.services.server)?;
+        if headless_agent_kind(&self.headless_agent).is_none() {
+            return Err(format!(
+                "headless_agent: '{}' is not a headless agent CLI; use {} (a name on PATH, or a path ending in one)",
+                self.headless_agent,
+                HEADLESS_AGENTS.join(", ")
+            ));
+        }
         if self.max_sessions == 0 {
             return Err("max_sessions must be at least 1".into());
         }
@@ -205,4 +223,11 @@ impl AppConfig {
         }
         Ok(())
     }
+}
+
+/// Which of [`HEADLESS_AGENTS`] the `headless_agent` setting names: the value itself, or the file
+/// name of the path it is.
+pub(crate) fn headless_agent_kind(value: &str) -> Option<&'static str> {
+    let name = std::path::Path::new(value.trim()).file_name()?.to_str()?;
+    HEADLESS_AGENTS.into_iter().find(|known| *known == name)
 }

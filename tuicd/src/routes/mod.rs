@@ -3,6 +3,7 @@
 pub(crate) mod acp;
 pub(crate) mod acp_stream;
 pub(crate) mod agents;
+pub(crate) mod ai;
 pub(crate) mod auth;
 pub(crate) mod capture;
 pub(crate) mod compose;

@@ -138,6 +138,12 @@ pub(super) async fn route(app: App, caller: Caller, req: Request) -> Response {
         ["repo", "post-pr-review"] => {
             methods!(gate, &method, POST [DRIVE] => routes::github::post_pr_review(&app, &caller, req))
         }
+        ["ai", "review", "pr"] => methods!(gate, &method, POST [DRIVE] => routes::ai::review_pr(&app, req)),
+        ["repo", "changelog"] => methods!(gate, &method, GET [DRIVE] => routes::ai::changelog(&app, req)),
+        ["ai", "improvements", "scan"] => methods!(gate, &method, POST [DRIVE] => routes::ai::scan(&app, req)),
+        ["repo", "create-issue-from-proposal"] => {
+            methods!(gate, &method, POST [DRIVE] => routes::ai::create_issue_from_proposal(&app, &caller, req))
+        }
         ["mobile"] => methods!(gate, &method, GET [ANY] => routes::mobile::page()),
         ["mobile", file] => methods!(gate, &method, GET [ANY] => routes::mobile::asset(file)),
         ["peers"] => methods!(gate, &method, GET [OBSERVE] => routes::peers::list(&app)),

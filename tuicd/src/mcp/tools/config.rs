@@ -128,8 +128,9 @@ fn save_error(e: SaveError) -> ToolError {
 }
 
 /// The top-level keys whose every change is a security decision: who may connect and how, which
-/// tools an MCP client gets, and which program `POST /acp/connections` runs.
-const SECURITY_KEYS: [&str; 9] = [
+/// tools an MCP client gets, which program `POST /acp/connections` runs, and which agent CLI the
+/// AI routes run headless.
+const SECURITY_KEYS: [&str; 10] = [
     "services",
     "mcp_server_enabled",
     "disabled_native_tools",
@@ -139,6 +140,7 @@ const SECURITY_KEYS: [&str; 9] = [
     "disabled_mcp_agents",
     "ego_executable",
     "ego_args",
+    "headless_agent",
 ];
 
 /// Each security setting `next` changes, as a person reads it: `path: before -> after`. A
