@@ -6,7 +6,7 @@
 //! The filter follows the escape-sequence grammar just far enough to know what is printed text:
 //! parameters of a CSI and the body of an OSC/DCS are passed through untouched.
 
-/// The combining mark a struck-through character carries from here to [`crate::grid`].
+/// The combining mark a struck-through character carries from here to the grid (`grid.rs`).
 pub(crate) const STRIKE_MARK: char = '\u{336}';
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
