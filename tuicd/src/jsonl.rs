@@ -1,7 +1,47 @@
 //! Newline-delimited JSON from a child's pipe, read with a bound: the stdio MCP upstreams and the
 //! ACP agents both speak it, and both must survive a peer that writes an endless line.
 
-use tokio::io::{AsyncBufRead, AsyncBufReadExt};
+use serde_json::Value;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt};
+use tokio::process::ChildStdin;
+use tokio::sync::mpsc;
+
+/// What the task owning a child's stdin is asked to do.
+pub(crate) enum Outgoing {
+    Line(Vec<u8>),
+    /// Close stdin: the polite way to ask a stdio server or an ACP agent to exit.
+    Close,
+}
+
+impl std::fmt::Debug for Outgoing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Outgoing::Line(_) => "Line",
+            Outgoing::Close => "Close",
+        })
+    }
+}
+
+/// One message as a line.
+pub(crate) fn line_of(message: &Value) -> Vec<u8> {
+    let mut line = serde_json::to_vec(message).unwrap_or_default();
+    line.push(b'\n');
+    line
+}
+
+/// Owns a child's stdin: writes each line in order, until told to close or the pipe breaks.
+pub(crate) async fn write_loop(mut stdin: ChildStdin, mut outgoing: mpsc::Receiver<Outgoing>) {
+    while let Some(message) = outgoing.recv().await {
+        match message {
+            Outgoing::Line(line) => {
+                if stdin.write_all(&line).await.is_err() || stdin.flush().await.is_err() {
+                    return;
+                }
+            }
+            Outgoing::Close => return,
+        }
+    }
+}
 
 pub(crate) enum Line {
     Complete,

@@ -10,13 +10,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, Command};
+use tokio::io::BufReader;
+use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, oneshot};
 
 use super::AcpError;
 use crate::child_stderr::Tail;
-use crate::jsonl::{Line, leading_id, read_line_bounded};
+use crate::jsonl::{Line, Outgoing, leading_id, line_of, read_line_bounded, write_loop};
 use crate::limits::{ACP_MESSAGE_MAX_BYTES, ACP_WRITE_QUEUE};
 use crate::lock::Recover;
 
@@ -41,12 +41,6 @@ impl Launch {
     }
 }
 
-pub(super) enum Outgoing {
-    Line(Vec<u8>),
-    /// Close stdin: the polite way to ask an ACP agent to exit.
-    Close,
-}
-
 #[derive(Debug)]
 pub(super) struct Generation {
     pub number: u64,
@@ -58,15 +52,6 @@ pub(super) struct Generation {
     pub tail: Arc<Tail>,
     /// Set by `kill` so the exit is reported as killed rather than as a signal.
     pub killed: AtomicBool,
-}
-
-impl std::fmt::Debug for Outgoing {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Outgoing::Line(_) => "Line",
-            Outgoing::Close => "Close",
-        })
-    }
 }
 
 /// What the reader hands the connection.
@@ -323,23 +308,4 @@ fn answer_of(message: &Value) -> Answer {
 
 fn head_of(bytes: &[u8]) -> String {
     String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned()
-}
-
-fn line_of(message: &Value) -> Vec<u8> {
-    let mut line = serde_json::to_vec(message).unwrap_or_default();
-    line.push(b'\n');
-    line
-}
-
-async fn write_loop(mut stdin: ChildStdin, mut outgoing: mpsc::Receiver<Outgoing>) {
-    while let Some(message) = outgoing.recv().await {
-        match message {
-            Outgoing::Line(line) => {
-                if stdin.write_all(&line).await.is_err() || stdin.flush().await.is_err() {
-                    return;
-                }
-            }
-            Outgoing::Close => return,
-        }
-    }
 }

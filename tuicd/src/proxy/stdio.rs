@@ -12,12 +12,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, Command};
+use tokio::io::BufReader;
+use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, oneshot};
 
 use super::config::{Transport, UpstreamServer};
 use super::wire::{ConnectCtx, Handshake, RequestOpts, UpstreamError};
+use crate::jsonl::{Outgoing, line_of, write_loop};
 use crate::limits::{UPSTREAM_NOTIFY_QUEUE, UPSTREAM_STDIO_SHUTDOWN};
 use crate::lock::Recover;
 
@@ -46,12 +47,6 @@ pub(crate) const CLIENT_PROTOCOL_VERSION: &str = "2025-06-18";
 
 type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, UpstreamError>>>>>;
 
-enum Outgoing {
-    Line(Vec<u8>),
-    /// Close stdin: the polite way to ask a stdio server to exit.
-    Close,
-}
-
 /// A live stdio upstream.
 #[derive(Debug)]
 pub(crate) struct StdioClient {
@@ -63,15 +58,6 @@ pub(crate) struct StdioClient {
     pgid: Option<rustix::process::Pid>,
     /// Its last stderr lines, for the error that names its exit.
     tail: Arc<crate::child_stderr::Tail>,
-}
-
-impl std::fmt::Debug for Outgoing {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Outgoing::Line(_) => "Line",
-            Outgoing::Close => "Close",
-        })
-    }
 }
 
 impl StdioClient {
@@ -239,31 +225,12 @@ impl Drop for InFlight<'_> {
     }
 }
 
-fn line_of(message: &Value) -> Vec<u8> {
-    let mut line = serde_json::to_vec(message).unwrap_or_default();
-    line.push(b'\n');
-    line
-}
-
 pub(crate) fn handshake_of(result: &Value) -> Handshake {
     Handshake {
         protocol_version: result.get("protocolVersion").and_then(Value::as_str).unwrap_or_default().to_owned(),
         server_info: result.get("serverInfo").cloned().unwrap_or(Value::Null),
         capabilities: result.get("capabilities").cloned().unwrap_or(Value::Null),
         instructions: result.get("instructions").and_then(Value::as_str).map(str::to_owned),
-    }
-}
-
-async fn write_loop(mut stdin: ChildStdin, mut outgoing: mpsc::Receiver<Outgoing>) {
-    while let Some(message) = outgoing.recv().await {
-        match message {
-            Outgoing::Line(line) => {
-                if stdin.write_all(&line).await.is_err() || stdin.flush().await.is_err() {
-                    return;
-                }
-            }
-            Outgoing::Close => return,
-        }
     }
 }
 

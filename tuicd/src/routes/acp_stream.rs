@@ -10,7 +10,6 @@ use std::sync::Arc;
 use futures_util::{SinkExt, StreamExt};
 use hyper_tungstenite::WebSocketStream;
 use hyper_tungstenite::tungstenite::Message;
-use hyper_tungstenite::tungstenite::handshake::derive_accept_key;
 use hyper_tungstenite::tungstenite::protocol::frame::CloseFrame;
 use hyper_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use hyper_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
@@ -54,14 +53,7 @@ pub(crate) async fn stream(app: &App, caller: &Caller, id: &str, mut req: Reques
     if !hyper_tungstenite::is_upgrade_request(&req) {
         return Err(ApiError::BadRequest("this endpoint expects a WebSocket upgrade".into()));
     }
-    let key = req
-        .headers()
-        .get("sec-websocket-key")
-        .ok_or_else(|| ApiError::BadRequest("WebSocket upgrade failed: no Sec-WebSocket-Key header".into()))?;
-    if req.headers().get("sec-websocket-version").map(|v| v.as_bytes()) != Some(b"13") {
-        return Err(ApiError::BadRequest("WebSocket upgrade failed: Sec-WebSocket-Version must be 13".into()));
-    }
-    let accept = derive_accept_key(key.as_bytes());
+    let accept = super::stream::websocket_accept(&req)?;
     let upgrading = hyper::upgrade::on(&mut req);
     let token = caller.grant.token_id().map(str::to_owned);
     let app = app.clone();
@@ -87,13 +79,7 @@ pub(crate) async fn stream(app: &App, caller: &Caller, id: &str, mut req: Reques
             } => tracing::info!(token = ?token, "closed an ACP stream: its token was revoked or expired"),
         }
     });
-    http::Response::builder()
-        .status(http::StatusCode::SWITCHING_PROTOCOLS)
-        .header(http::header::CONNECTION, "upgrade")
-        .header(http::header::UPGRADE, "websocket")
-        .header("sec-websocket-accept", accept)
-        .body(crate::http::body::empty())
-        .map_err(|e| ApiError::Internal(anyhow::anyhow!("building the upgrade response: {e}")))
+    super::stream::switching_protocols(&accept)
 }
 
 type Socket = WebSocketStream<TokioIo<hyper::upgrade::Upgraded>>;

@@ -102,14 +102,7 @@ pub(crate) async fn stream(app: &App, caller: &Caller, id: &str, mut req: Reques
     if params.client.as_deref().is_some_and(|c| c.is_empty() || c.len() > 128) {
         return Err(ApiError::InvalidField("client: 1..=128 bytes".into()));
     }
-    let key = req
-        .headers()
-        .get("sec-websocket-key")
-        .ok_or_else(|| ApiError::BadRequest("WebSocket upgrade failed: no Sec-WebSocket-Key header".into()))?;
-    if req.headers().get("sec-websocket-version").map(|v| v.as_bytes()) != Some(b"13") {
-        return Err(ApiError::BadRequest("WebSocket upgrade failed: Sec-WebSocket-Version must be 13".into()));
-    }
-    let accept = derive_accept_key(key.as_bytes());
+    let accept = websocket_accept(&req)?;
     // An HTTP/1.1 connection belongs to this socket alone once upgraded: only then may the reader
     // thread write to its descriptor.
     // A token's stream is cut when the token is revoked, which needs the connection to hold the
@@ -149,14 +142,30 @@ pub(crate) async fn stream(app: &App, caller: &Caller, id: &str, mut req: Reques
             Err(e) => tracing::debug!(error = %e, "WebSocket handshake failed"),
         }
     });
-    let response = http::Response::builder()
+    switching_protocols(&accept)
+}
+
+/// The `Sec-WebSocket-Accept` value for an upgrade request, or what it lacks.
+pub(super) fn websocket_accept(req: &Request) -> Result<String, ApiError> {
+    let key = req
+        .headers()
+        .get("sec-websocket-key")
+        .ok_or_else(|| ApiError::BadRequest("WebSocket upgrade failed: no Sec-WebSocket-Key header".into()))?;
+    if req.headers().get("sec-websocket-version").map(|v| v.as_bytes()) != Some(b"13") {
+        return Err(ApiError::BadRequest("WebSocket upgrade failed: Sec-WebSocket-Version must be 13".into()));
+    }
+    Ok(derive_accept_key(key.as_bytes()))
+}
+
+/// The 101 answer that completes a WebSocket upgrade.
+pub(super) fn switching_protocols(accept: &str) -> ApiResult {
+    http::Response::builder()
         .status(http::StatusCode::SWITCHING_PROTOCOLS)
         .header(http::header::CONNECTION, "upgrade")
         .header(http::header::UPGRADE, "websocket")
         .header("sec-websocket-accept", accept)
         .body(crate::http::body::empty())
-        .map_err(|e| ApiError::Internal(anyhow::anyhow!("building the upgrade response: {e}")))?;
-    Ok(response)
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!("building the upgrade response: {e}")))
 }
 
 type Socket = WebSocketStream<SocketIo<TokioIo<hyper::upgrade::Upgraded>>>;

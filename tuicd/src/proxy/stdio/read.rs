@@ -5,8 +5,9 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncRead, BufReader};
 use tokio::sync::mpsc;
 
-use super::{Outgoing, Pending, line_of};
+use super::Pending;
 use crate::jsonl::{Line, leading_id, read_line_bounded};
+use crate::jsonl::{Outgoing, line_of};
 use crate::limits::UPSTREAM_MESSAGE_MAX_BYTES;
 use crate::lock::Recover;
 use crate::proxy::wire::UpstreamError;
