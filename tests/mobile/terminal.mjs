@@ -62,12 +62,15 @@ async function run() {
     const id = await create({ display_name: "fit", shell: "/bin/sh", args: ["-c", "echo fit-ready; exec sleep 120"] });
     await openTerm(page, id);
     await waitBuffer(page, "fit-ready");
-    const size = await page.evaluate(() => ({ rows: window.__tuicTerm.rows, cols: window.__tuicTerm.cols }));
-    if (size.cols < 30 || size.cols > 60 || size.rows < 15) throw new Error(`a ${size.cols}x${size.rows} terminal on a 390 px phone`);
-    await until(`the PTY at ${size.cols}x${size.rows}`, async () => {
+    // The layout may still settle (the key row, the keyboard inset) after the first output: the
+    // PTY must end at the size the terminal has then, read afresh each time.
+    let size = null;
+    await until("the PTY at the terminal's size", async () => {
+      size = await page.evaluate(() => ({ rows: window.__tuicTerm.rows, cols: window.__tuicTerm.cols }));
       const info = await api("GET", `/sessions/${id}`);
       return info.rows === size.rows && info.cols === size.cols;
     });
+    if (size.cols < 30 || size.cols > 60 || size.rows < 15) throw new Error(`a ${size.cols}x${size.rows} terminal on a 390 px phone`);
     // Nothing sits beside or below the screen: the terminal is as wide as the page.
     const box = await page.locator("#term .xterm-screen").boundingBox();
     if (box.width < 330 || box.x + box.width > 390) throw new Error(`the screen spans ${box.x}..${box.x + box.width}`);
