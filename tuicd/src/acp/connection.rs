@@ -12,6 +12,7 @@ use tokio::sync::watch;
 
 use super::generation::{Generation, Incoming, Launch, Sink};
 use super::journal::{Journal, now_ms};
+use super::requests::{ConfigChange, PermissionAnswer, SessionOp};
 use super::{AcpError, METHOD_NOT_FOUND, Notice};
 use crate::events::EventBus;
 use crate::limits::{ACP_DISCONNECT_GRACE, ACP_INIT_TIMEOUT, ACP_INTERACTIONS_MAX, ACP_REQUEST_TIMEOUT};
@@ -94,68 +95,6 @@ struct State {
     invalid_lines: u64,
     started_at_ms: u64,
 }
-
-/// How a person answers a permission request.
-#[derive(Debug)]
-pub(crate) enum PermissionAnswer {
-    Selected(String),
-    Cancelled,
-}
-
-/// A session's option to set.
-#[derive(Debug)]
-pub(crate) enum ConfigChange {
-    Option { config_id: String, value: Value },
-    Mode(String),
-}
-
-/// The session operations that map one-to-one onto an ACP method.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum SessionOp {
-    Load,
-    Resume,
-    Fork,
-    Close,
-    Delete,
-}
-
-impl SessionOp {
-    pub(crate) fn parse(name: &str) -> Option<Self> {
-        Some(match name {
-            "load" => SessionOp::Load,
-            "resume" => SessionOp::Resume,
-            "fork" => SessionOp::Fork,
-            "close" => SessionOp::Close,
-            _ => return None,
-        })
-    }
-
-    fn method(self) -> &'static str {
-        match self {
-            SessionOp::Load => "session/load",
-            SessionOp::Resume => "session/resume",
-            SessionOp::Fork => "session/fork",
-            SessionOp::Close => "session/close",
-            SessionOp::Delete => "session/delete",
-        }
-    }
-
-    /// `raw` is the capabilities as the agent sent them: `delete` is newer than the typed schema.
-    fn advertised(self, caps: &AgentCapabilities, raw: &Value) -> bool {
-        let session = &caps.session_capabilities;
-        match self {
-            SessionOp::Load => caps.load_session,
-            SessionOp::Resume => session.resume.is_some(),
-            SessionOp::Fork => session.fork.is_some(),
-            SessionOp::Close => session.close.is_some(),
-            SessionOp::Delete => raw["sessionCapabilities"]["delete"].is_object(),
-        }
-    }
-}
-
-/// ego's own extensions: sent as `_ego/session/<name>`; an agent without them says method-not-found.
-pub(crate) const EXTENSIONS: [(&str, &str); 3] =
-    [("pause", "_ego/session/pause"), ("resume-turn", "_ego/session/resume_turn"), ("compact", "_ego/session/compact")];
 
 #[derive(Debug)]
 pub(crate) struct Connection {
@@ -803,7 +742,7 @@ impl Connection {
         Ok(json!({"session_id": session_id, "result": result}))
     }
 
-    /// One of ego's extensions ([`EXTENSIONS`]).
+    /// One of ego's extensions ([`super::requests::EXTENSIONS`]).
     pub(crate) async fn extension(&self, session_id: &str, method: &str) -> Result<Value, AcpError> {
         let (generation, _) = self.ready()?;
         self.known_session(session_id)?;
@@ -968,58 +907,4 @@ fn session_json(id: &str, session: &SessionInfo, generation: u64, phase: Phase) 
         "models": session.setup.get("models"),
         "config_options": session.setup.get("config_options"),
     })
-}
-
-/// The prompt of a request body: a string (one text block) or ACP content blocks.
-pub(crate) fn prompt_blocks(prompt: Value) -> Result<Vec<ContentBlock>, AcpError> {
-    match prompt {
-        Value::String(text) if text.trim().is_empty() => Err(AcpError::Invalid("prompt: empty".into())),
-        Value::String(text) => Ok(vec![
-            serde_json::from_value(json!({"type": "text", "text": text}))
-                .map_err(|e| AcpError::Invalid(format!("prompt: {e}")))?,
-        ]),
-        Value::Array(blocks) if blocks.is_empty() => Err(AcpError::Invalid("prompt: no content blocks".into())),
-        Value::Array(blocks) => blocks
-            .into_iter()
-            .enumerate()
-            .map(|(i, block)| {
-                serde_json::from_value(block)
-                    .map_err(|e| AcpError::Invalid(format!("prompt[{i}]: not an ACP content block: {e}")))
-            })
-            .collect(),
-        _ => Err(AcpError::Invalid("prompt: expected a string or an array of ACP content blocks".into())),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_prompt_is_text_or_typed_content_blocks() {
-        assert_eq!(prompt_blocks(json!("hi")).unwrap().len(), 1);
-        let blocks = prompt_blocks(json!([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}])).unwrap();
-        assert_eq!(blocks.len(), 2);
-        let err = prompt_blocks(json!([{"type": "text"}])).unwrap_err().to_string();
-        assert!(err.starts_with("prompt[0]: not an ACP content block"), "{err}");
-        assert!(prompt_blocks(json!("  ")).is_err());
-        assert!(prompt_blocks(json!(5)).unwrap_err().to_string().contains("expected a string"));
-    }
-
-    #[test]
-    fn session_ops_need_the_capability_the_agent_advertised() {
-        let none = AgentCapabilities::default();
-        assert!(!SessionOp::Load.advertised(&none, &Value::Null));
-        let raw = json!({"loadSession": true, "sessionCapabilities": {"resume": {}, "close": {}}});
-        let caps: AgentCapabilities = serde_json::from_value(raw.clone()).unwrap();
-        assert!(SessionOp::Load.advertised(&caps, &raw));
-        assert!(SessionOp::Resume.advertised(&caps, &raw));
-        assert!(SessionOp::Close.advertised(&caps, &raw));
-        assert!(!SessionOp::Fork.advertised(&caps, &raw));
-        assert!(!SessionOp::Delete.advertised(&caps, &raw));
-        let raw = json!({"sessionCapabilities": {"delete": {}, "fork": {}}});
-        let caps: AgentCapabilities = serde_json::from_value(raw.clone()).unwrap();
-        assert!(SessionOp::Delete.advertised(&caps, &raw));
-        assert!(SessionOp::Fork.advertised(&caps, &raw));
-    }
 }

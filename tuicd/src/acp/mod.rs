@@ -23,6 +23,7 @@
 pub(crate) mod connection;
 mod generation;
 pub(crate) mod journal;
+pub(crate) mod requests;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::acp::AcpError;
-use crate::acp::connection::{ConfigChange, EXTENSIONS, PermissionAnswer, SessionOp, prompt_blocks};
+use crate::acp::requests::{ConfigChange, EXTENSIONS, PermissionAnswer, SessionOp, prompt_blocks};
 use crate::http::body::{json_response, ok_json, read_json};
 use crate::http::{ApiError, ApiResult, Caller, Request};
 use crate::state::App;
