@@ -3,6 +3,7 @@
 //! IO: it reads [`Snapshot`] under a short lock and queues [`Command`]s.
 
 pub(crate) mod acp;
+mod acp_view;
 pub(crate) mod api;
 mod events;
 mod peers;
