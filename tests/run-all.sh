@@ -79,6 +79,9 @@ bash tests/interop/setup.sh
 stage "real agent CLIs: Claude Code, Codex, Gemini CLI, opencode (npm) and Aider (PyPI) at pinned versions"
 bash tests/agents/setup.sh
 
+stage "browser: Debian's chromium and playwright-core (npm) for /mobile (the ACP stage taps a permission on /mobile too)"
+bash tests/mobile/setup.sh
+
 stage "workspace tests"
 cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$root/target/test-output.txt"
 
@@ -99,7 +102,6 @@ stage "real ACP agents: claude-code-acp, codex-acp and Gemini CLI --acp driven t
 timeout 600 python3 tests/acp/run.py --tuicd "$root/target/debug/tuicd"
 
 stage "mobile: /mobile in headless Chromium (Playwright), at a phone viewport; its xterm.js terminal read back from the buffer"
-bash tests/mobile/setup.sh
 (cd tests && timeout 120 node mobile/mobile.mjs "$root/target/debug/tuicd" "$root/target/mobile")
 (cd tests && timeout 120 node mobile/acp.mjs "$root/target/debug/tuicd" "$root/target/mobile")
 (cd tests && timeout 180 node mobile/terminal.mjs "$root/target/debug/tuicd" "$root/target/mobile")

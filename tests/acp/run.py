@@ -355,6 +355,17 @@ class Suite:
             said = (page.stdout.decode(errors="replace") + page.stderr.decode(errors="replace")).strip()
             check(page.returncode == 0, f"the page (exit {page.returncode}): {said[-600:]}")
             end = stream.until(lambda f: is_response(f, sent["request_id"]), 120, "the turn's end")
+        except BaseException:
+            # The question may still be open: end the turn so the next check starts from an idle
+            # session and fails, or passes, on its own account.
+            call(self.bed, "POST", self.path(f"/sessions/{self.sid}/cancel"))
+            try:
+                wait_for("the cancelled turn's end", lambda: not any(
+                    s["turn_running"] for s in call(self.bed, "GET", self.path())[1]["sessions"]
+                    if s["session_id"] == self.sid), 30)
+            except Exception:
+                pass  # the original failure is the one to report
+            raise
         finally:
             stream.close()
         stop = (end["message"].get("result") or {}).get("stopReason")
