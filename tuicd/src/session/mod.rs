@@ -57,6 +57,7 @@
 mod alias;
 pub(crate) mod asciicast;
 mod budget;
+pub(crate) mod child;
 pub mod capture;
 mod error;
 pub(crate) mod hooks;

@@ -16,6 +16,7 @@ use super::hooks::{AttachContext, AttachFactory, Attachment};
 use super::reader::ReaderControl;
 use super::ring::RawRing;
 use super::screen::ScreenModel;
+use super::child::ChildProcess;
 use super::spawn::{SpawnPlan, check_size};
 use super::writer::PtyWriter;
 use super::{Counters, SessionError, tasks};
@@ -142,6 +143,11 @@ pub(crate) struct Session {
     /// The clients whose sizes the size rule picks from (see [`super::size`]); taken before `out`
     /// and `term`.
     pub(super) sizes: Mutex<super::size::Sizes>,
+    /// The child, by pidfd (see [`super::child`]).
+    pub(super) child: ChildProcess,
+    /// The screen model does not answer the terminal queries in output before this cursor: a
+    /// previous daemon answered them (see [`Parts::answered_until`]).
+    pub(super) answered_until: u64,
 }
 
 impl std::fmt::Debug for Session {
@@ -169,9 +175,28 @@ pub(super) struct TermState {
     pub skipped: u64,
 }
 
+/// What a session is assembled from: a PTY master with its child, fresh from [`Session::start`]
+/// or handed over by a previous daemon ([`Session::adopt`]).
+pub(crate) struct Parts {
+    /// The PTY master, non-blocking.
+    pub master: OwnedFd,
+    pub child: ChildProcess,
+    pub rows: u16,
+    pub cols: u16,
+    pub window_size: Option<proto::session::WindowSize>,
+    pub cwd: PathBuf,
+    pub shell: String,
+    pub created: SystemTime,
+    /// Output the previous daemon read, with the cursor of its first byte: the ring continues
+    /// from it, so every cursor a client holds stays valid. Empty for a fresh session.
+    pub history: (u64, Vec<u8>),
+    /// Bytes after the previous daemon's last read: the screen model replays the history without
+    /// answering the terminal queries in it a second time.
+    pub answered_until: u64,
+}
+
 impl Session {
-    /// The one constructor: starts the planned child on a fresh PTY, then the reader thread and the
-    /// writer, screen and supervisor tasks. `on_close` runs once, after [`Session::finish`].
+    /// Starts the planned child on a fresh PTY (see [`Session::assemble`]).
     pub(super) fn start(
         plan: &SpawnPlan,
         identity: Identity,
@@ -179,19 +204,53 @@ impl Session {
         counters: Arc<Counters>,
         on_close: OnClose,
     ) -> Result<Arc<Session>, SessionError> {
-        let (pty, child) = super::spawn::start(plan, &identity.tuic_session)?;
-        let winsize_fd = std::os::fd::AsFd::as_fd(&pty)
-            .try_clone_to_owned()
-            .map_err(|e| SessionError::Spawn(format!("duplicating the PTY descriptor: {e}")))?;
+        let (master, child) = super::spawn::start(plan, &identity.tuic_session)?;
+        let parts = Parts {
+            master,
+            child,
+            rows: plan.rows,
+            cols: plan.cols,
+            window_size: plan.window_size,
+            cwd: plan.cwd.clone(),
+            shell: plan.shell.clone(),
+            created: SystemTime::now(),
+            history: (0, Vec::new()),
+            answered_until: 0,
+        };
+        Self::assemble(parts, identity, capture, counters, on_close)
+    }
+
+    /// A session on a PTY and child that a previous daemon handed over (see [`Parts`]).
+    pub(super) fn adopt(
+        parts: Parts,
+        identity: Identity,
+        counters: Arc<Counters>,
+        on_close: OnClose,
+    ) -> Result<Arc<Session>, SessionError> {
+        Self::assemble(parts, identity, None, counters, on_close)
+    }
+
+    /// The one constructor: the session around its PTY master and child, then the reader thread
+    /// and the writer, screen and supervisor tasks. `on_close` runs once, after
+    /// [`Session::finish`]. On failure the child is killed.
+    fn assemble(
+        parts: Parts,
+        identity: Identity,
+        capture: Option<CaptureFile>,
+        counters: Arc<Counters>,
+        on_close: OnClose,
+    ) -> Result<Arc<Session>, SessionError> {
+        let Parts { master, child, rows, cols, window_size, cwd, shell, created, history, answered_until } = parts;
+        let fail = |what: &str, e: std::io::Error| {
+            child.signal(rustix::process::Signal::KILL);
+            SessionError::Spawn(format!("{what}: {e}"))
+        };
+        let winsize_fd = master.try_clone().map_err(|e| fail("duplicating the PTY descriptor", e))?;
         // The reader thread reads a duplicate of the master; the writer registers the master for
         // write readiness only (see `writer.rs`).
-        let read_fd = std::os::fd::AsFd::as_fd(&pty)
-            .try_clone_to_owned()
-            .map_err(|e| SessionError::Spawn(format!("duplicating the PTY descriptor: {e}")))?;
-        let reader =
-            ReaderControl::new().map_err(|e| SessionError::Spawn(format!("creating the reader's eventfd: {e}")))?;
-        let writer = PtyWriter::new(OwnedFd::from(pty))
-            .map_err(|e| SessionError::Spawn(format!("registering the PTY writer: {e}")))?;
+        let read_fd = master.try_clone().map_err(|e| fail("duplicating the PTY descriptor", e))?;
+        let reader = ReaderControl::new().map_err(|e| fail("creating the reader's eventfd", e))?;
+        let writer = PtyWriter::new(master).map_err(|e| fail("registering the PTY writer", e))?;
         let (input, input_rx) = mpsc::channel(PTY_INPUT_QUEUE);
         let (kill, kill_rx) = oneshot::channel();
         let live = broadcast::channel(SESSION_BROADCAST_CAPACITY).0;
@@ -201,38 +260,39 @@ impl Session {
                 session_id: &identity.id,
                 tuic_session: &identity.tuic_session,
                 agent_type: identity.agent_type.as_deref(),
-                program: &plan.shell,
-                child: child.id(),
+                program: &shell,
+                child: Some(child.pid()),
                 pty: winsize_fd.try_clone().ok(),
                 announcer: announcer.clone(),
             })
         });
+        let mut ring = RawRing::new(SESSION_RING_BYTES, RING_SHARE_FROM);
+        ring.resume(history.0, &history.1);
+        let screen_from = ring.oldest();
         let session = Arc::new(Session {
             id: identity.id,
             tuic_session: identity.tuic_session,
             alias: identity.alias,
             display_name: identity.display_name,
             agent_type: identity.agent_type,
-            cwd: plan.cwd.clone(),
-            repo: super::alias::repo_root(&plan.cwd).map(|r| std::fs::canonicalize(r).unwrap_or_else(|_| r.to_owned())),
-            shell: plan.shell.clone(),
-            pid: child.id(),
-            created: SystemTime::now(),
+            repo: super::alias::repo_root(&cwd).map(|r| std::fs::canonicalize(r).unwrap_or_else(|_| r.to_owned())),
+            cwd,
+            shell,
+            pid: Some(child.pid()),
+            created,
             out: Mutex::new(OutputState {
-                ring: RawRing::new(SESSION_RING_BYTES, RING_SHARE_FROM),
+                ring,
                 timeline: Default::default(),
                 started: Instant::now(),
                 last_output: None,
                 exit: None,
                 sinks: Vec::new(),
             }),
-            term: Mutex::new(TermState {
-                screen: ScreenModel::new(plan.rows, plan.cols, SESSION_LOG_LINES),
-                skipped: 0,
-            }),
+            term: Mutex::new(TermState { screen: ScreenModel::new(rows, cols, SESSION_LOG_LINES), skipped: 0 }),
             screen_wake: Notify::new(),
             screen_hurry: Notify::new(),
-            screen_cursor: watch::channel(0).0,
+            screen_cursor: watch::channel(screen_from).0,
+            answered_until,
             live,
             announcer,
             input,
@@ -246,14 +306,23 @@ impl Session {
             counters,
             writer: tokio::sync::Mutex::new(()),
             attachment,
-            sizes: Mutex::new(super::size::Sizes::new(plan.window_size)),
+            sizes: Mutex::new(super::size::Sizes::new(window_size)),
+            child,
         });
-        // On failure the child is dropped here, which kills it (`kill_on_drop`).
-        let reading = super::reader::spawn(session.clone(), read_fd)
-            .map_err(|e| SessionError::Spawn(format!("starting the PTY reader thread: {e}")))?;
+        let reading = match super::reader::spawn(session.clone(), read_fd) {
+            Ok(reading) => reading,
+            Err(e) => {
+                session.child.signal(rustix::process::Signal::KILL);
+                return Err(SessionError::Spawn(format!("starting the PTY reader thread: {e}")));
+            }
+        };
+        if screen_from < session.total_written() {
+            // The handed-over history is replayed into the screen model.
+            session.screen_wake.notify_one();
+        }
         tokio::spawn(tasks::follow_screen(session.clone()));
         tokio::spawn(tasks::write_input(session.clone(), writer, input_rx));
-        tokio::spawn(tasks::supervise(session.clone(), child, reading, kill_rx, on_close));
+        tokio::spawn(tasks::supervise(session.clone(), reading, kill_rx, on_close));
         Ok(session)
     }
 

@@ -36,6 +36,16 @@ impl RawRing {
         Self { chunks: VecDeque::new(), gathered: Vec::new(), len: 0, capacity, share_from, total: 0 }
     }
 
+    /// Makes an empty ring continue a previous one: `data` is what it held, from cursor `oldest`
+    /// on, so the cursors of the bytes that follow are unchanged.
+    pub(crate) fn resume(&mut self, oldest: u64, data: &[u8]) {
+        debug_assert_eq!(self.total, 0, "only a new ring resumes");
+        self.total = oldest;
+        if !data.is_empty() {
+            self.push(&Bytes::copy_from_slice(data));
+        }
+    }
+
     /// The cursor after the newest byte.
     pub(crate) fn total(&self) -> u64 {
         self.total

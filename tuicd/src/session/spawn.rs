@@ -2,12 +2,14 @@
 //! Every check runs before anything is created, so a refused request leaves nothing behind.
 
 use std::collections::BTreeMap;
+use std::os::fd::OwnedFd;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use proto::session::CreateSessionRequest;
 
 use super::SessionError;
+use super::child::ChildProcess;
 use crate::limits::{DEFAULT_COLS, DEFAULT_ROWS, TERMINAL_SIZE_MAX, TERMINAL_SIZE_MIN};
 
 /// A create request whose every field has been checked.
@@ -113,24 +115,33 @@ fn resolve_program(shell: &str) -> Result<PathBuf, SessionError> {
 }
 
 /// Opens a PTY of the planned size and starts the program on it. `TUIC_SESSION` is exported.
-pub(super) fn start(
-    plan: &SpawnPlan,
-    tuic_session: &str,
-) -> Result<(pty_process::Pty, tokio::process::Child), SessionError> {
+/// The master comes back non-blocking (the reader thread and the async writer share it) and
+/// close-on-exec (pty-process opens it so); the child comes back with its pidfd.
+pub(super) fn start(plan: &SpawnPlan, tuic_session: &str) -> Result<(OwnedFd, ChildProcess), SessionError> {
     let fail = |what: &str, e: pty_process::Error| SessionError::Spawn(format!("{what}: {e}"));
-    let (pty, pts) = pty_process::open().map_err(|e| fail("opening a PTY", e))?;
+    let (pty, pts) = pty_process::blocking::open().map_err(|e| fail("opening a PTY", e))?;
     pty.resize(pty_process::Size::new(plan.rows, plan.cols)).map_err(|e| fail("sizing the PTY", e))?;
-    let child = pty_process::Command::new(&plan.program)
+    let master = OwnedFd::from(pty);
+    let flags = |e: rustix::io::Errno| SessionError::Spawn(format!("setting the PTY's flags: {e}"));
+    rustix::fs::fcntl_setfl(&master, rustix::fs::fcntl_getfl(&master).map_err(flags)? | rustix::fs::OFlags::NONBLOCK)
+        .map_err(flags)?;
+    let mut child = pty_process::blocking::Command::new(&plan.program)
         .args(&plan.args)
         .current_dir(&plan.cwd)
         .env("TERM", "xterm-256color")
         .env("COLORTERM", "truecolor")
         .envs(&plan.env)
         .env("TUIC_SESSION", tuic_session)
-        .kill_on_drop(true)
         .spawn(pts)
         .map_err(|e| fail(&format!("starting {}", plan.program.display()), e))?;
-    Ok((pty, child))
+    match ChildProcess::spawned(&child) {
+        Ok(process) => Ok((master, process)),
+        Err(e) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            Err(SessionError::Spawn(format!("opening the child's pidfd: {e}")))
+        }
+    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,6 @@
 //! child that stops reading never blocks anyone else) and the supervisor (child exit or close
 //! request -> drain -> the one teardown).
 
-use std::os::unix::process::ExitStatusExt;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -45,7 +44,7 @@ pub(super) fn ingest(session: &Session, data: Bytes) {
 /// While output keeps coming it holds to its parse budget (`budget.rs`), resting between batches
 /// and skipping ahead when far behind, until the supervisor asks it to catch up for the exit.
 pub(super) async fn follow_screen(session: Arc<Session>) {
-    let mut cursor = 0u64;
+    let mut cursor = *session.screen_cursor.borrow();
     let mut budget = ParseBudget::new(Instant::now());
     let mut hurry = false;
     loop {
@@ -76,7 +75,8 @@ pub(super) async fn follow_screen(session: Arc<Session>) {
                 feed_agent(session.as_ref(), &term.screen, &read.data, cursor);
                 (events, term.screen.take_replies())
             };
-            if !replies.is_empty() {
+            // A previous daemon answered the queries in handed-over output.
+            if !replies.is_empty() && cursor > session.answered_until {
                 session.answer_queries(Bytes::from(replies)).await;
             }
             let parsed = Instant::now();
@@ -140,24 +140,25 @@ pub(super) async fn write_input(
 /// the child wrote, then runs the one teardown and `on_close`.
 pub(super) async fn supervise(
     session: Arc<Session>,
-    mut child: tokio::process::Child,
     mut reading: oneshot::Receiver<()>,
     kill: oneshot::Receiver<&'static str>,
     on_close: OnClose,
 ) {
-    let (status, reason) = tokio::select! {
-        status = child.wait() => (status.ok(), proto::session::close_reason::PROCESS_EXIT),
+    let child = &session.child;
+    let (exit_code, reason) = tokio::select! {
+        code = child.wait() => (code, proto::session::close_reason::PROCESS_EXIT),
         Ok(reason) = kill => {
-            if let Some(pid) = child.id().and_then(|p| rustix::process::Pid::from_raw(p as i32)) {
+            if let Some(pid) = rustix::process::Pid::from_raw(child.pid() as i32)
+                && child.is_running()
+            {
                 // The child leads its own process group (setsid); hang the whole job up, as a closed
                 // terminal would.
                 let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::HUP);
             }
-            let _ = child.start_kill();
-            (child.wait().await.ok(), reason)
+            child.signal(rustix::process::Signal::KILL);
+            (child.wait().await, reason)
         }
     };
-    let exit_code = status.map(|s| s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(0)));
     // Output still in the kernel buffer reaches every reader before `Exit`. A grandchild that keeps
     // the PTY open is given a bounded grace, then cut off.
     if tokio::time::timeout(PTY_DRAIN_AFTER_EXIT, &mut reading).await.is_err() {
