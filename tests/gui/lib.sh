@@ -20,7 +20,8 @@ setup_workdir() {
 }
 
 cleanup() {
-  kill "${gui_pid:-}" "${daemon_pid:-}" "${xvfb_pid:-}" "${answer_pid:-}" 2>/dev/null || true
+  # shellcheck disable=SC2086 # more_pids: a test's other processes, space-separated
+  kill "${gui_pid:-}" "${daemon_pid:-}" "${xvfb_pid:-}" "${answer_pid:-}" ${more_pids:-} 2>/dev/null || true
   [ -n "${TUIC_GUI_TEST_KEEP:-}" ] && echo "kept: $work" || rm -rf "$work"
 }
 
@@ -50,11 +51,11 @@ write_session() { # write_session ID TEXT (TEXT as a JSON string body, escapes a
 
 session_text() { api GET "/sessions/$1/output?format=text&limit=200" | json_field data; }
 
-start_x() { # start_x DISPLAY_NUMBER
+start_x() { # start_x DISPLAY_NUMBER [WIDTHxHEIGHTxDEPTH]
   export DISPLAY=":$1"
   # -noreset: by default the server resets when its last client leaves, and a window started in
   # that moment fails to connect ("Failed to open connection to X server").
-  Xvfb "$DISPLAY" -screen 0 1100x700x24 -nolisten tcp -noreset >"$work/xvfb.log" 2>&1 &
+  Xvfb "$DISPLAY" -screen 0 "${2:-1100x700x24}" -nolisten tcp -noreset >"$work/xvfb.log" 2>&1 &
   xvfb_pid=$!
   wait_for "Xvfb" 20 xdpyinfo
 }

@@ -37,11 +37,11 @@ impl FrameLog {
         );
     }
 
-    pub(crate) fn key_sent(&mut self, at_cursor: u64) {
+    pub(crate) fn key_sent(&mut self, at_cursor: u64, sent: Instant) {
         if self.pending.len() == PENDING_KEYS {
             self.pending.pop_front();
         }
-        self.pending.push_back((Instant::now(), at_cursor));
+        self.pending.push_back((sent, at_cursor));
     }
 
     /// The frame being built paints the grid up to `cursor`: every keystroke sent before that

@@ -57,6 +57,11 @@ fn main() -> anyhow::Result<()> {
     let handle = net::spawn(target.clone())?;
     let options = eframe::NativeOptions {
         viewport: eframe::egui::ViewportBuilder::default().with_inner_size([1000.0, 640.0]).with_title("tuic"),
+        // No blocking swap, as alacritty on X11: with vsync each swap holds the UI thread until the
+        // next vertical blank, up to a refresh period added to every keystroke's echo. Frames are
+        // drawn only when something changed and a terminal's grid is published at most every 8 ms,
+        // so the frame rate stays bounded without it.
+        glow_options: eframe::egui_glow::GlowConfiguration { vsync: false, ..Default::default() },
         ..Default::default()
     };
     let ui_options = ui::Options { print_geometry: cli.print_geometry, config_dir, target, open: cli.open };

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use tokio::sync::Notify;
 
 use super::api::{Api, ApiError};
-use super::{Confirm, Handle, JOURNAL_KEPT, TOASTS_KEPT, Toast};
+use super::{Confirm, Handle, JOURNAL_KEPT, QUESTIONS_KEPT, TOASTS_KEPT, Toast};
 use crate::lock::Recover as _;
 
 /// Waiting between two attempts to reopen the bus.
@@ -107,7 +107,18 @@ fn leak_kind(kind: &str) -> &'static str {
 async fn dispatch(handle: &Handle, api: &Api, refresh: &Notify, kind: &str, payload: Value) {
     let text = |key: &str| payload[key].as_str().unwrap_or_default().to_owned();
     match kind {
-        "session-created" | "session-closed" | "term-alias-assigned" | "pty-parsed" => refresh.notify_one(),
+        "session-created" | "session-closed" | "term-alias-assigned" => refresh.notify_one(),
+        "pty-parsed" => {
+            refresh.notify_one();
+            if let Some(question) = question_of(&payload) {
+                let mut snap = handle.snapshot.locked();
+                snap.questions.push(question);
+                let excess = snap.questions.len().saturating_sub(QUESTIONS_KEPT);
+                snap.questions.drain(..excess);
+            } else {
+                return;
+            }
+        }
         "progress-recorded" => {
             let mut snap = handle.snapshot.locked();
             snap.journal.push_back(payload);
@@ -146,6 +157,19 @@ async fn dispatch(handle: &Handle, api: &Api, refresh: &Notify, kind: &str, payl
         _ => return,
     }
     handle.repaint.request();
+}
+
+/// A `pty-parsed` event that asks the person something: (session id, the question's text). Any
+/// program's question counts, not only a known agent's (the daemon flags a program blocked
+/// reading the terminal after a question).
+fn question_of(payload: &Value) -> Option<(String, String)> {
+    let parsed = &payload["parsed"];
+    let text = match parsed["type"].as_str()? {
+        "question" => parsed["prompt_text"].as_str(),
+        "choice-prompt" => parsed["title"].as_str(),
+        _ => return None,
+    };
+    Some((payload["session_id"].as_str()?.to_owned(), text.unwrap_or("waiting for input").to_owned()))
 }
 
 fn confirm_of(payload: &Value) -> Option<Confirm> {

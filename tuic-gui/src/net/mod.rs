@@ -6,6 +6,7 @@ pub(crate) mod acp;
 mod acp_view;
 pub(crate) mod api;
 mod events;
+pub(crate) mod notify;
 mod peers;
 mod screenshot;
 pub(crate) mod term;
@@ -36,6 +37,9 @@ const COMMAND_QUEUE: usize = 64;
 pub(crate) const JOURNAL_KEPT: usize = 200;
 /// Toasts shown at once; older ones give way.
 pub(crate) const TOASTS_KEPT: usize = 5;
+/// Announced questions waiting for the next frame; older ones give way (the window raises
+/// attention once per session per few seconds anyway).
+pub(crate) const QUESTIONS_KEPT: usize = 32;
 
 #[derive(Debug, Clone)]
 pub(crate) struct Confirm {
@@ -81,6 +85,9 @@ pub(crate) struct Snapshot {
     pub journal: VecDeque<Value>,
     /// `ui-screenshot-requested` ids the window has not captured yet.
     pub screenshots: Vec<String>,
+    /// Questions the bus announced (`pty-parsed` `question`/`choice-prompt`) that the window has
+    /// not raised yet: (session id, question text). At most [`QUESTIONS_KEPT`].
+    pub questions: Vec<(String, String)>,
     /// ACP agents (`/acp/connections`), polled while the Agents (ACP) view is open.
     pub acp: acp::AcpState,
 }
@@ -132,9 +139,15 @@ pub(crate) struct Handle {
     api: Arc<Mutex<Api>>,
     peers: peers::Watch,
     acp: acp::Watch,
+    notifications: mpsc::Sender<notify::Notification>,
 }
 
 impl Handle {
+    /// Queues a desktop notification; a full queue (a hung notification server) drops it.
+    pub(crate) fn notify(&self, notification: notify::Notification) {
+        let _ = self.notifications.try_send(notification);
+    }
+
     pub(crate) fn send(&self, command: Command) {
         if self.commands.try_send(command).is_err() {
             self.snapshot.locked().error = Some("too many pending requests; try again".into());
@@ -179,6 +192,7 @@ pub(crate) fn spawn(target: Target) -> anyhow::Result<Handle> {
     let api = Api::new(&target)?;
     let snapshot = Arc::new(Mutex::new(Snapshot { target: target.label(), ..Snapshot::default() }));
     let (commands, rx) = mpsc::channel(COMMAND_QUEUE);
+    let (notifications, notify_rx) = mpsc::channel(notify::QUEUE);
     let handle = Handle {
         snapshot,
         commands,
@@ -187,9 +201,13 @@ pub(crate) fn spawn(target: Target) -> anyhow::Result<Handle> {
         api: Arc::new(Mutex::new(api)),
         peers: peers::Watch::default(),
         acp: acp::Watch::default(),
+        notifications,
     };
     let worker = handle.clone();
-    std::thread::Builder::new().name("tuic-net".into()).spawn(move || runtime.block_on(run(worker, rx)))?;
+    std::thread::Builder::new().name("tuic-net".into()).spawn(move || {
+        runtime.spawn(notify::deliver(notify_rx));
+        runtime.block_on(run(worker, rx))
+    })?;
     Ok(handle)
 }
 

@@ -3,7 +3,7 @@
 //! nothing more than one grid copy per frame.
 
 use std::num::NonZeroU16;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt as _, StreamExt as _};
@@ -64,6 +64,8 @@ pub(crate) enum TermInput {
 pub(crate) struct Term {
     pub session_id: String,
     pub view: Arc<Mutex<TermView>>,
+    /// Signalled with `view`'s mutex each time a grid is published.
+    published: Arc<Condvar>,
     input: mpsc::Sender<TermInput>,
 }
 
@@ -72,6 +74,16 @@ impl Term {
     /// text simply does not echo).
     pub(crate) fn send(&self, input: TermInput) {
         let _ = self.input.try_send(input);
+    }
+
+    /// The latest grid once it holds output past byte `cursor`, or after `limit` whatever it is:
+    /// the one wait of the UI thread on the network side, bounded, so the frame that sent a key
+    /// can paint its echo.
+    pub(crate) fn wait_for_output(&self, cursor: u64, limit: Duration) -> Arc<Grid> {
+        let view = self.view.lock().unwrap_or_else(PoisonError::into_inner);
+        let waited = self.published.wait_timeout_while(view, limit, |view| view.grid.cursor_bytes <= cursor);
+        let (view, _) = waited.unwrap_or_else(PoisonError::into_inner);
+        view.grid.clone()
     }
 }
 
@@ -85,8 +97,19 @@ pub(crate) fn open(api: Api, session_id: String, rows: u16, cols: u16, repaint: 
         published_at: Instant::now(),
     }));
     let (input, rx) = mpsc::channel(INPUT_QUEUE);
-    let term = Term { session_id: session_id.clone(), view: view.clone(), input };
-    tokio::spawn(run(api, session_id, size(rows), size(cols), view, rx, repaint));
+    let published = Arc::new(Condvar::new());
+    let term = Term { session_id: session_id.clone(), view: view.clone(), published: published.clone(), input };
+    let stream = Stream {
+        parser: vt100::Parser::new(size(rows), size(cols), SCROLLBACK_ROWS),
+        filter: crate::charset::Filter::default(),
+        bells: 0,
+        cursor: None,
+        view,
+        published,
+        repaint,
+        last_publish: Instant::now(),
+    };
+    tokio::spawn(run(api, session_id, (rows.max(1), cols.max(1)), stream, rx));
     term
 }
 
@@ -102,6 +125,7 @@ struct Stream {
     /// The byte cursor after the last byte parsed: where a reconnect resumes.
     cursor: Option<u64>,
     view: Arc<Mutex<TermView>>,
+    published: Arc<Condvar>,
     repaint: Repaint,
     last_publish: Instant,
 }
@@ -116,6 +140,7 @@ impl Stream {
         view.grid = grid;
         view.published_at = Instant::now();
         drop(view);
+        self.published.notify_all();
         self.last_publish = Instant::now();
         self.repaint.request();
     }
@@ -129,22 +154,10 @@ impl Stream {
 async fn run(
     api: Api,
     session_id: String,
-    rows: NonZeroU16,
-    cols: NonZeroU16,
-    view: Arc<Mutex<TermView>>,
+    mut size: (u16, u16),
+    mut stream: Stream,
     mut input: mpsc::Receiver<TermInput>,
-    repaint: Repaint,
 ) {
-    let mut stream = Stream {
-        parser: vt100::Parser::new(rows, cols, SCROLLBACK_ROWS),
-        filter: crate::charset::Filter::default(),
-        bells: 0,
-        cursor: None,
-        view,
-        repaint,
-        last_publish: Instant::now(),
-    };
-    let mut size = (rows.get(), cols.get());
     loop {
         let path = match stream.cursor {
             Some(cursor) => format!("/sessions/{session_id}/stream?binary=1&cursor={cursor}"),
@@ -233,8 +246,13 @@ async fn pump(
                             stream.bells += 1;
                         }
                         stream.cursor = Some(cursor + (bytes.len() as u64 - 8));
-                        if publish_due.is_none() {
-                            publish_due = Some((stream.last_publish + PUBLISH_INTERVAL).max(Instant::now()));
+                        // Output after a quiet spell (an echo) is shown at once; more output within
+                        // the interval waits for the timer, so a flood costs one grid per interval.
+                        let due = stream.last_publish + PUBLISH_INTERVAL;
+                        if publish_due.is_none() && due <= Instant::now() {
+                            stream.publish();
+                        } else if publish_due.is_none() {
+                            publish_due = Some(due);
                         }
                     }
                     Message::Text(text) => {

@@ -3,6 +3,7 @@
 //! the peers and journal, and the dialogs; it answers screenshot requests with its own pixels. Every frame is drawn from the network side's last snapshot.
 
 mod acp;
+mod attention;
 mod dialogs;
 mod notices;
 mod overview;
@@ -50,24 +51,8 @@ pub(crate) struct TuicApp {
     /// A session whose "end" was clicked while a program runs in it: asked first.
     ending: Option<String>,
     printed_ending: String,
-    /// When the last desktop notification went out (a bell storm sends one per NOTIFY_GAP).
-    last_notified: Option<Instant>,
-}
-
-/// The shortest gap between two desktop notifications for the bell.
-const NOTIFY_GAP: std::time::Duration = std::time::Duration::from_secs(5);
-
-/// A desktop notification through `notify-send` when the desktop has it; nothing otherwise.
-fn notify(title: &str, body: &str) {
-    if let Ok(mut child) = std::process::Command::new("notify-send")
-        .args(["--app-name=tuic", title, body])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-    {
-        std::thread::spawn(move || child.wait());
-    }
+    /// Bells and questions: the visual bell, the urgency hint, desktop notifications.
+    attention: attention::Attention,
 }
 
 impl TuicApp {
@@ -92,7 +77,7 @@ impl TuicApp {
             printed_buttons: String::new(),
             ending: None,
             printed_ending: String::new(),
-            last_notified: None,
+            attention: attention::Attention::default(),
         }
     }
 
@@ -105,6 +90,27 @@ impl TuicApp {
             snap.sessions.iter().find(|s| s.session_id == session_id).map(|s| (s.rows, s.cols)).unwrap_or((24, 80));
         self.tabs.push(terminal::Tab::new(self.handle.open_term(session_id, rows, cols)));
         self.active = self.tabs.len() - 1;
+    }
+
+    /// Bells rung in any open terminal and questions the bus announced ask for the person.
+    fn raise_attention(&mut self, ctx: &egui::Context, snap: &Snapshot, questions: Vec<(String, String)>) {
+        let print = self.options.print_geometry;
+        let name = |id: &str| snap.sessions.iter().find(|s| s.session_id == id).map(overview::name);
+        for tab in &mut self.tabs {
+            if let Some(count) = tab.new_bells() {
+                let id = tab.term.session_id.clone();
+                if print {
+                    println!("bell session={id} count={count}");
+                }
+                let shown = name(&id).unwrap_or_else(|| id.clone());
+                self.attention.raise(ctx, &self.handle, (&id, &shown), attention::Reason::Bell, "", print);
+            }
+        }
+        for (id, text) in questions {
+            let shown = name(&id).unwrap_or_else(|| id.clone());
+            self.attention.raise(ctx, &self.handle, (&id, &shown), attention::Reason::Question, &text, print);
+        }
+        self.attention.frame(ctx, print);
     }
 
     /// Under `--print-geometry`, each change of the connection and of the open terminals' states
@@ -212,7 +218,11 @@ impl TuicApp {
                 if session.and_then(overview::question).is_some() {
                     label.push_str(" ?");
                 }
-                let mut response = ui.selectable_label(i == self.active, label);
+                let mut text = RichText::new(label);
+                if self.attention.flashing(&tab.term.session_id) {
+                    text = text.background_color(attention::FLASH_COLOUR);
+                }
+                let mut response = ui.selectable_label(i == self.active, text);
                 if let Some(title) = tab.term.view.locked().title.clone() {
                     response = response.on_hover_text(title);
                 }
@@ -359,10 +369,11 @@ impl eframe::App for TuicApp {
             self.handle.set_context(ui.ctx());
             self.context_set = true;
         }
-        let (snap, screenshots) = {
+        let (snap, screenshots, questions) = {
             let mut snap = self.handle.snapshot.locked();
             let screenshots = std::mem::take(&mut snap.screenshots);
-            (snap.clone(), screenshots)
+            let questions = std::mem::take(&mut snap.questions);
+            (snap.clone(), screenshots, questions)
         };
         // egui hands the pixels of the next painted frame to the callback, on this thread.
         for id in screenshots {
@@ -398,6 +409,7 @@ impl eframe::App for TuicApp {
             self.print_states(&snap);
         }
         let ctx = ui.ctx().clone();
+        self.raise_attention(&ctx, &snap, questions);
         egui::Panel::bottom("status").show(ui, |ui| self.status_bar(ui, &snap));
         egui::Panel::top("menu").show(ui, |ui| {
             self.menu(ui, &snap);
@@ -409,14 +421,15 @@ impl eframe::App for TuicApp {
             ui.heading("Sessions");
             let active = self.tabs.get(self.active).map(|t| t.term.session_id.clone());
             egui::ScrollArea::vertical().show(ui, |ui| {
-                if let Some(id) = overview::sessions(ui, &snap.sessions, active.as_deref()) {
+                let attention = &self.attention;
+                let flashing = |id: &str| attention.flashing(id);
+                if let Some(id) = overview::sessions(ui, &snap.sessions, active.as_deref(), &flashing) {
                     self.open(&id, &snap);
                 }
             });
         });
         let mut typed = None;
         let mut painted = None;
-        let mut bell = false;
         self.handle.watch_acp(self.acp.open);
         egui::CentralPanel::default().show(ui, |ui| {
             if self.acp.open {
@@ -435,24 +448,15 @@ impl eframe::App for TuicApp {
                 ui.horizontal(|ui| overview::quick_replies(ui, &self.handle, session));
             }
             let view = tab.term.view.locked().clone();
-            painted = Some(view.grid.cursor_bytes);
-            let shown = terminal::show(ui, tab, &view, self.options.print_geometry);
-            typed = shown.sent_at_cursor;
-            bell = shown.bell;
+            let flash = self.attention.flashing(&tab.term.session_id);
+            let shown = terminal::show(ui, tab, &view, self.options.print_geometry, flash);
+            typed = shown.sent_at_cursor.zip(shown.sent_at);
+            painted = Some(shown.painted_cursor);
         });
-        // The bell: the terminal flashes (terminal.rs); an unfocused window asks for attention.
-        if bell && !ctx.input(|i| i.focused) {
-            ctx.send_viewport_cmd(egui::ViewportCommand::RequestUserAttention(egui::UserAttentionType::Informational));
-            let due = self.last_notified.is_none_or(|at| at.elapsed() >= NOTIFY_GAP);
-            if due && let Some(tab) = self.tabs.get(self.active) {
-                self.last_notified = Some(Instant::now());
-                notify("tuic: bell", &format!("a bell rang in {}", tab.term.session_id));
-            }
-        }
         self.dialogs(&ctx, &snap);
         if let Some(log) = &mut self.frame_log {
-            if let Some(cursor) = typed {
-                log.key_sent(cursor);
+            if let Some((cursor, at)) = typed {
+                log.key_sent(cursor, at);
             }
             if let Some(cursor) = painted {
                 log.painted(cursor);

@@ -39,8 +39,14 @@ pub(crate) fn question(session: &SessionInfo) -> Option<String> {
     Some(text.to_owned())
 }
 
-/// The session list; answers the session the user picked.
-pub(crate) fn sessions(ui: &mut egui::Ui, sessions: &[SessionInfo], active: Option<&str>) -> Option<String> {
+/// The session list (a row flashes while `flashing` says so: its visual bell); answers the
+/// session the user picked.
+pub(crate) fn sessions(
+    ui: &mut egui::Ui,
+    sessions: &[SessionInfo],
+    active: Option<&str>,
+    flashing: &dyn Fn(&str) -> bool,
+) -> Option<String> {
     let mut picked = None;
     if sessions.is_empty() {
         ui.weak("no sessions");
@@ -51,7 +57,11 @@ pub(crate) fn sessions(ui: &mut egui::Ui, sessions: &[SessionInfo], active: Opti
             if question(session).is_some() {
                 ui.label(RichText::new("?").strong().color(Color32::BLACK).background_color(QUESTION));
             }
-            if ui.selectable_label(selected, RichText::new(name(session)).strong()).clicked() {
+            let mut text = RichText::new(name(session)).strong();
+            if flashing(&session.session_id) {
+                text = text.background_color(super::attention::FLASH_COLOUR);
+            }
+            if ui.selectable_label(selected, text).clicked() {
                 picked = Some(session.session_id.clone());
             }
         });

@@ -13,12 +13,11 @@ use eframe::egui::{self, Color32, FontId, Pos2, Rect, Sense, Stroke, Vec2};
 use crate::clipboard;
 use crate::grid::{BOLD, Cell, DEFAULT_BG, Grid, ITALIC, STRIKE, UNDERLINE, WIDE, WIDE_CONTINUATION};
 use crate::keys;
+use crate::lock::Recover as _;
 use crate::net::term::{Term, TermInput, TermStatus, TermView};
 
 const FONT_SIZE: f32 = 14.0;
 const SELECTION: Color32 = Color32::from_rgba_premultiplied(60, 90, 160, 110);
-/// How long the visual bell shows.
-const FLASH: Duration = Duration::from_millis(150);
 
 /// One tab's state in the UI.
 pub(crate) struct Tab {
@@ -29,9 +28,8 @@ pub(crate) struct Tab {
     scroll: usize,
     /// The geometry last printed under `--print-geometry`.
     printed: Option<String>,
-    /// Bells already shown, and the visual bell's end.
+    /// Bells already raised.
     bells_seen: u64,
-    flash_until: Option<Instant>,
     /// A mouse button held down and reported to the program (for motion and its release).
     mouse_held: Option<u8>,
     /// The last cell a motion was reported for.
@@ -48,24 +46,39 @@ impl Tab {
             scroll: 0,
             printed: None,
             bells_seen: 0,
-            flash_until: None,
             mouse_held: None,
             mouse_cell: None,
             dumped: None,
         }
     }
+
+    /// The grid's bell count when bells rang since the last call, for every tab (shown or not).
+    pub(crate) fn new_bells(&mut self) -> Option<u64> {
+        let bells = self.term.view.locked().grid.bells;
+        let rang = bells > self.bells_seen;
+        self.bells_seen = bells;
+        rang.then_some(bells)
+    }
 }
+
+/// The longest a frame that sent input waits for the program's echo before it paints. Software
+/// GL takes 10-15 ms a frame under Xvfb: without the wait the echo, 0.2-1 ms behind the key,
+/// waits for the key's own frame to finish painting, then paints in a second one. A key that
+/// never echoes (a password) holds its frame this long.
+const ECHO_WAIT: Duration = Duration::from_millis(4);
 
 /// What the frame's input did, for the keystroke-to-pixel figure.
 #[derive(Default)]
 pub(crate) struct Typed {
-    /// The grid's byte cursor when input was sent this frame.
+    /// The grid's byte cursor when input was sent this frame, and when it was sent.
     pub sent_at_cursor: Option<u64>,
-    /// A bell rang on this terminal since the last frame.
-    pub bell: bool,
+    pub sent_at: Option<Instant>,
+    /// The byte cursor of the grid painted.
+    pub painted_cursor: u64,
 }
 
-pub(crate) fn show(ui: &mut egui::Ui, tab: &mut Tab, view: &TermView, print_geometry: bool) -> Typed {
+/// Paints the terminal (`flash`: its visual bell shows) and handles its input.
+pub(crate) fn show(ui: &mut egui::Ui, tab: &mut Tab, view: &TermView, print_geometry: bool, flash: bool) -> Typed {
     let font = FontId::monospace(FONT_SIZE);
     let (cell_w, cell_h) = ui.ctx().fonts_mut(|f| (f.glyph_width(&font, 'M'), f.row_height(&font)));
     let cell = Vec2::new(cell_w.max(1.0), cell_h.max(1.0));
@@ -99,25 +112,22 @@ pub(crate) fn show(ui: &mut egui::Ui, tab: &mut Tab, view: &TermView, print_geom
             tab.printed = Some(line);
         }
     }
+    let mut typed = input(ui, tab, &grid, rect, &response, cell);
+    typed.sent_at = typed.sent_at_cursor.map(|_| Instant::now());
+    // The input's echo is painted in this frame when it comes quickly (see ECHO_WAIT).
+    let grid = match typed.sent_at_cursor {
+        Some(cursor) => tab.term.wait_for_output(cursor, ECHO_WAIT),
+        None => grid,
+    };
     dump(tab, &grid);
-    let mut bell = false;
-    if grid.bells != tab.bells_seen {
-        bell = grid.bells > tab.bells_seen;
-        tab.bells_seen = grid.bells;
-        if bell {
-            if print_geometry {
-                println!("bell session={} count={}", tab.term.session_id, grid.bells);
-            }
-            tab.flash_until = Some(Instant::now() + FLASH);
-            ui.ctx().request_repaint_after(FLASH);
-        }
-    }
-    let flash = tab.flash_until.is_some_and(|until| Instant::now() < until);
-    if !flash && tab.flash_until.take().is_some() {
-        ui.ctx().request_repaint();
-    }
     paint(ui, rect, &grid, cell, &font, tab.selection, response.has_focus(), flash);
+    typed.painted_cursor = grid.cursor_bytes;
+    typed
+}
 
+/// The mouse, the selection, the clipboards and the keyboard: what the program is sent.
+fn input(ui: &mut egui::Ui, tab: &mut Tab, grid: &Grid, rect: Rect, response: &egui::Response, cell: Vec2) -> Typed {
+    let origin = rect.min;
     let cell_at = |pos: Pos2| -> (u16, u16) {
         let rel = pos - origin;
         let row = (rel.y / cell.y).floor().clamp(0.0, f32::from(grid.rows.saturating_sub(1)));
@@ -132,9 +142,9 @@ pub(crate) fn show(ui: &mut egui::Ui, tab: &mut Tab, view: &TermView, print_geom
     let shift = ui.input(|i| i.modifiers.shift);
     let selecting = tab.selection.is_some() && (response.dragged() || response.drag_stopped());
     let reporting = grid.mouse_mode != vt100::MouseProtocolMode::None && !shift && !selecting && grid.scrollback == 0;
-    let mut typed = Typed { bell, ..Typed::default() };
+    let mut typed = Typed::default();
     if reporting {
-        if mouse(ui, tab, &grid, rect, &cell_at) {
+        if mouse(ui, tab, grid, rect, &cell_at) {
             tab.selection = None;
             typed.sent_at_cursor = Some(grid.cursor_bytes);
         }
@@ -167,7 +177,7 @@ pub(crate) fn show(ui: &mut egui::Ui, tab: &mut Tab, view: &TermView, print_geom
             typed.sent_at_cursor = Some(grid.cursor_bytes);
         }
         if response.hovered() {
-            scroll(ui, tab, &grid, cell.y);
+            scroll(ui, tab, grid, cell.y);
         }
     }
     if !response.has_focus() {
@@ -179,7 +189,7 @@ pub(crate) fn show(ui: &mut egui::Ui, tab: &mut Tab, view: &TermView, print_geom
             egui::EventFilter { tab: true, horizontal_arrows: true, vertical_arrows: true, escape: true },
         )
     });
-    if keyboard(ui, tab, &grid) {
+    if keyboard(ui, tab, grid) {
         typed.sent_at_cursor = Some(grid.cursor_bytes);
     }
     typed
