@@ -263,7 +263,7 @@ async fn main() {
             "\ntuicd{label}: MCP p50 / bare p50 per round, sorted (MCP/bare p50): 1 client {ones_all}\n{CLIENTS} clients {manys_all}"
         );
         println!(
-            "tuicd{label}: median round {one:.2}x with 1 client, {many:.2}x with {CLIENTS} clients (target <= 2x)\n"
+            "tuicd{label}: median round {one:.2}x with 1 client, {many:.2}x with {CLIENTS} clients (target <= 1.5x)\n"
         );
     }
     if !b_over_a.0.is_empty() {

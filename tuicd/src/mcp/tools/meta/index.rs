@@ -76,10 +76,9 @@ pub(crate) struct Hit {
 ///
 /// An action scores by two fields: what it says (its name, line, keywords and parameters) and,
 /// at [`TOOL_FIELD_WEIGHT`], what its tool says (name and preamble); a tool without actions by
-/// its one document (name, first sentence, keywords). Kept
-/// apart, the tool's words (every `agent` action's preamble mentions messages) do not make those
-/// words common among the actions, which would leave the action that is about them no better off
-/// than its siblings.
+/// its one document (name, first sentence, keywords). Kept apart, the tool's words
+/// (every `agent` action's preamble mentions messages) do not make those words common among the
+/// actions, which would leave the action that is about them no better off than its siblings.
 #[derive(Debug, Default)]
 pub(crate) struct ToolIndex {
     tools: Vec<ToolDoc>,
