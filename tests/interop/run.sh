@@ -80,8 +80,10 @@ done
 
 # Conformance client scenarios against tuicd's upstream HTTP client: upstream_client.py starts its
 # own tuicd with the scenario's server as an http upstream and calls its tools through /mcp.
-# elicitation-sep1034-client-defaults does not apply: tuicd has no person behind an upstream's
-# elicitation request and answers it -32601. The auth/* scenarios belong to the OAuth client.
+# elicitation-sep1034-client-defaults does not apply: tuicd passes an upstream's elicitation on to
+# the MCP client whose call caused it (the scenario's client here declares none, so it is refused
+# by name; tuicd/tests/api/upstream_client_requests.rs runs it with a client that answers). The
+# auth/* scenarios belong to the OAuth client.
 for scenario in initialize tools_call sse-retry; do
   check "conformance-client-$scenario" env TUICD_BIN="$TUICD_BIN" node "$CONFORMANCE" client \
     --command "python3 $here/upstream_client.py" --scenario "$scenario" -o "$out/conformance-client"

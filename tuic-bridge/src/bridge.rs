@@ -224,8 +224,19 @@ impl Bridge {
             headers.push(("MCP-Protocol-Version", version));
         }
         let body = message.to_string();
-        let response = http::request(&self.settings.socket, "POST", &headers, body.as_bytes(), wait).await;
-        let response = response.map_err(|e| self.transport_failure(e))?;
+        let mut sent = false;
+        let work = async {
+            match http::exchange(&self.settings.socket, &headers, body.as_bytes(), &mut sent).await? {
+                http::Answer::Whole(response) => Ok(Ok(response)),
+                http::Answer::Stream(stream) => self.relay_stream(stream).await.map(Err),
+            }
+        };
+        let answer = tokio::time::timeout(wait, work).await;
+        let answer = answer.unwrap_or(Err(TransportError::Timeout { secs: wait.as_secs(), sent }));
+        let response = match answer.map_err(|e| self.transport_failure(e))? {
+            Ok(response) => response,
+            Err(streamed) => return Ok(Some(streamed)),
+        };
         if response.status == 202 {
             return Ok(None);
         }
@@ -241,6 +252,21 @@ impl Bridge {
             }
             _ => Err(Failure::Call(format!("tuicd answered {}", rest_error(&response.body, response.status)))),
         }
+    }
+
+    /// Reads a POST answered as an SSE stream: each request (or notification) tuicd sends the
+    /// client on it goes to stdout at once (the client answers on stdin, and that answer is
+    /// POSTed like any), and the first response ends it.
+    async fn relay_stream(&self, mut stream: http::EventStream) -> Result<Value, TransportError> {
+        while let Some(data) = stream.next_event().await? {
+            let Ok(message) = serde_json::from_str::<Value>(&data) else { continue };
+            if message.get("method").is_some() {
+                self.emit(&message).await;
+            } else {
+                return Ok(message);
+            }
+        }
+        Err(TransportError::Malformed("the response stream ended before the response".into()))
     }
 
     fn headers(&self) -> Vec<(&'static str, String)> {

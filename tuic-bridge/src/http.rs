@@ -1,6 +1,7 @@
 //! A minimal HTTP/1.1 client over the daemon's Unix socket: one request per connection, the
 //! response read by its `Content-Length` (or chunked framing) rather than by waiting for EOF,
-//! since the daemon keeps connections alive. Also reads the GET /mcp SSE stream event by event.
+//! since the daemon keeps connections alive. Also reads SSE responses event by event: the GET
+//! /mcp stream, and a POST answered as a stream (a call that puts requests to the client).
 
 use std::path::Path;
 use std::time::Duration;
@@ -59,7 +60,32 @@ pub(crate) async fn request(
     answer.map_err(|_| TransportError::Timeout { secs: deadline.as_secs(), sent })?
 }
 
-/// An open SSE response (GET /mcp): yields each event's `data` until the stream ends.
+/// What a POST was answered with: a whole response, or an SSE stream still being read.
+pub(crate) enum Answer {
+    Whole(HttpResponse),
+    Stream(EventStream),
+}
+
+/// One POST whose answer may be an SSE stream: the stream is returned as soon as its head is
+/// read. `Err(sent)` on a deadline says whether the whole request reached tuicd.
+pub(crate) async fn exchange(
+    socket: &Path,
+    headers: &[(&str, String)],
+    body: &[u8],
+    sent: &mut bool,
+) -> Result<Answer, TransportError> {
+    let mut reader = send(socket, "POST", headers, body).await?;
+    *sent = true;
+    let (status, headers) = read_head(&mut reader).await?;
+    let streamed = header(&headers, "content-type").is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
+    if status == 200 && streamed {
+        return Ok(Answer::Stream(EventStream::new(reader, &headers)));
+    }
+    let body = read_body(&mut reader, &headers).await?;
+    Ok(Answer::Whole(HttpResponse { status, headers, body }))
+}
+
+/// An open SSE response: yields each event's `data` until the stream ends.
 pub(crate) struct EventStream {
     reader: BufReader<UnixStream>,
     chunked: bool,
@@ -80,14 +106,18 @@ pub(crate) async fn open_stream(
             let body = read_body(&mut reader, &headers).await?;
             return Ok(Err(HttpResponse { status, headers, body }));
         }
-        let chunked = header(&headers, "transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked"));
-        Ok(Ok(EventStream { reader, chunked, chunk_left: 0, pending: Vec::new() }))
+        Ok(Ok(EventStream::new(reader, &headers)))
     };
     let opened = tokio::time::timeout(deadline, work).await;
     opened.map_err(|_| TransportError::Timeout { secs: deadline.as_secs(), sent: true })?
 }
 
 impl EventStream {
+    fn new(reader: BufReader<UnixStream>, headers: &[(String, String)]) -> Self {
+        let chunked = header(headers, "transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked"));
+        Self { reader, chunked, chunk_left: 0, pending: Vec::new() }
+    }
+
     /// The next event's data (its `data:` lines joined); `None` when the stream ended.
     pub(crate) async fn next_event(&mut self) -> Result<Option<String>, TransportError> {
         let mut data: Vec<String> = Vec::new();

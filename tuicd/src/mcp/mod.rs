@@ -5,6 +5,7 @@
 //! does) / [`transport`] (HTTP: headers, status codes, the GET stream) / [`tools`] (the native
 //! tool framework and one module per tool). [`protocol_sessions`] holds the protocol sessions.
 
+pub(crate) mod client_requests;
 pub(crate) mod instructions;
 pub(crate) mod model;
 pub(crate) mod protocol;
@@ -38,6 +39,8 @@ pub(crate) struct McpState {
     pub search_index: tools::meta::SearchIndex,
     /// The upstream tools as listed here, and the proxied calls in flight.
     pub upstream: upstream::UpstreamTools,
+    /// The requests put to clients for upstreams, waiting for their answers.
+    pub client_requests: client_requests::ClientRequests,
 }
 
 impl McpState {

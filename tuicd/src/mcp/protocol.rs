@@ -21,6 +21,9 @@ pub(crate) struct RequestMeta {
     pub session_id: Option<String>,
     /// `x-tuic-session`, already checked to be a UUID.
     pub tuic_session: Option<String>,
+    /// Where a `tools/call` puts the requests its upstream sends the client (the call's SSE
+    /// response); `None` when the response cannot carry them.
+    pub outbox: Option<super::client_requests::Outbox>,
 }
 
 /// A handled request: the printed JSON-RPC response and the session id to return in `mcp-session-id`.
@@ -111,8 +114,14 @@ async fn initialize(app: &App, meta: &RequestMeta, params: Option<Params<'_>>) -
                 .and_then(|id| app.sessions.resolve_live(id).ok())
                 .is_some_and(|session| app.agents.spawn_info(&session.id).is_some_and(|info| info.channels)));
     let collapse_tools = instructions::client_collapses(client_name.as_deref());
-    let client =
-        ClientInfo { tuic_session: meta.tuic_session.clone(), channels, collapse_tools, name: client_name.clone() };
+    let answers = super::client_requests::declared(params.get("capabilities"));
+    let client = ClientInfo {
+        tuic_session: meta.tuic_session.clone(),
+        channels,
+        collapse_tools,
+        name: client_name.clone(),
+        answers,
+    };
     let (protocol_session, arrival) = app
         .mcp
         .protocol_sessions
@@ -200,14 +209,18 @@ async fn tools_call(app: &App, meta: RequestMeta, id: &Value, params: CallParams
     if let (Some(protocol_session), Some(tuic_session)) = (&meta.session_id, &meta.tuic_session) {
         crate::messaging_runtime::refresh(app, protocol_session, tuic_session);
     }
+    // Without upstreams no call is proxied: the check skips `collapsed`'s config read and
+    // session lookup on every native call.
     if params.task.is_none()
+        && !app.upstreams.is_empty()
         && let Some(target) = super::upstream::target(app, &name, &params.arguments, collapsed(app, &meta))
     {
         // An upstream tool can act anywhere (a filesystem, a browser): a token needs drive.
         meta.caller.grant.allows(crate::principals::Scope::Drive, None).map_err(|m| {
             RpcError::invalid_params(format!("tools/call {name}: an upstream tool acts outside tuicd's sessions: {m}"))
         })?;
-        return super::upstream::call(app, meta.session_id.as_deref(), id, target, params.meta).await;
+        let to = super::upstream::CallerStream { session: meta.session_id.as_deref(), outbox: meta.outbox.clone() };
+        return super::upstream::call(app, to, id, target, params.meta).await;
     }
     let bound = meta.session_id.as_deref().and_then(|s| app.mcp.protocol_sessions.identity(s));
     let registry = match tools::meta::NAMES.contains(&name.as_ref()) && collapsed(app, &meta) {

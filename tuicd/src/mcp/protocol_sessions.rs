@@ -57,6 +57,9 @@ pub(crate) struct ClientInfo {
     pub collapse_tools: bool,
     /// `clientInfo.name` at initialize (`claude-code`, `cursor`, ...).
     pub name: Option<String>,
+    /// The capabilities the client declared at initialize that an upstream's requests need
+    /// (`sampling`, `elicitation`, `roots`; see [`crate::mcp::client_requests`]).
+    pub answers: Vec<&'static str>,
 }
 
 #[derive(Debug)]
@@ -156,6 +159,17 @@ impl ProtocolSessions {
     /// Whether the session's client gets the collapsed tool surface whatever the config says.
     pub(crate) fn collapses_tools(&self, id: &str) -> bool {
         self.lock().get(id).is_some_and(|e| e.client.collapse_tools)
+    }
+
+    /// Whether the session's client declared `capability` at initialize; `None` for an unknown
+    /// session.
+    pub(crate) fn declares(&self, id: &str, capability: &str) -> Option<bool> {
+        self.lock().get(id).map(|e| e.client.answers.contains(&capability))
+    }
+
+    /// Whether the session's client declared any capability an upstream's request needs.
+    pub(crate) fn answers_requests(&self, id: &str) -> bool {
+        self.lock().get(id).is_some_and(|e| !e.client.answers.is_empty())
     }
 
     /// Records the peer identity a session was bound to by `agent action=register`.
@@ -265,6 +279,21 @@ impl ProtocolSessions {
             .filter_map(|e| e.stream.as_ref())
             .filter(|s| s.sender.try_send(message.clone()).is_ok())
             .count()
+    }
+
+    /// Every session's id and what its client declared (upgrade in place).
+    pub(crate) fn export(&self) -> Vec<(String, ClientInfo)> {
+        self.lock().iter().map(|(id, e)| (id.clone(), e.client.clone())).collect()
+    }
+
+    /// Holds the sessions a previous process image held, as they were initialized.
+    pub(crate) fn import(&self, sessions: impl IntoIterator<Item = (String, ClientInfo)>) {
+        let mut entries = self.lock();
+        for (id, client) in sessions {
+            if valid_id(&id) {
+                let _ = insert(&mut entries, id, client);
+            }
+        }
     }
 
     /// Ends every GET stream (the endpoint was switched off); sessions themselves stay.

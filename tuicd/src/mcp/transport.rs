@@ -5,7 +5,10 @@
 //!   here it answers 403 with a JSON-RPC error body ([`forbidden`]).
 //! - An unsupported `MCP-Protocol-Version` answers 400; any supported revision is accepted and a
 //!   missing header is fine.
-//! - POST: a request gets 200 with one JSON-RPC response; a notification or response gets 202.
+//! - POST: a request gets 200 with one JSON-RPC response; a notification or response gets 202
+//!   (a response answers a request put to the client, see [`super::client_requests`]). A
+//!   `tools/call` whose upstream sends the client requests while it runs is answered as an SSE
+//!   stream instead: those requests, then the response.
 //! - GET needs `mcp-session-id` (401 without) and streams server notifications as SSE.
 //! - DELETE ends the session named by `mcp-session-id`.
 
@@ -13,7 +16,7 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, StatusCode};
 use tokio::sync::mpsc;
 
-use super::model::{self, ACCEPTED_HEADER_VERSIONS, Incoming, RpcError, code};
+use super::model::{self, ACCEPTED_HEADER_VERSIONS, Incoming, Params, RpcError, code};
 use super::protocol::{self, RequestMeta};
 use super::protocol_sessions::ProtocolSessionError;
 use crate::http::body::{empty, json_bytes_response, read_bytes};
@@ -50,7 +53,20 @@ pub(crate) async fn post(app: &App, caller: &Caller, req: Request) -> ApiResult 
             *response.status_mut() = StatusCode::ACCEPTED;
             Ok(response)
         }
-        Ok(Incoming::Notification { .. } | Incoming::Response) => {
+        Ok(Incoming::Response) => {
+            if let Some(session) = &meta.session_id {
+                let _ = app.mcp.protocol_sessions.touch(session);
+                if let Ok(answer) = serde_json::from_slice::<serde_json::Value>(&body)
+                    && !app.mcp.client_requests.resolve(session, answer)
+                {
+                    tracing::debug!(source = "mcp", session = %session, "a response to no request waiting; dropped");
+                }
+            }
+            let mut response = Response::new(empty());
+            *response.status_mut() = StatusCode::ACCEPTED;
+            Ok(response)
+        }
+        Ok(Incoming::Notification { .. }) => {
             if let Some(id) = &meta.session_id {
                 let _ = app.mcp.protocol_sessions.touch(id);
             }
@@ -65,12 +81,15 @@ pub(crate) async fn post(app: &App, caller: &Caller, req: Request) -> ApiResult 
             {
                 return Ok(session_failure(e));
             }
+            if method == model::TOOLS_CALL
+                && !app.upstreams.is_empty()
+                && meta.session_id.as_deref().is_some_and(|s| app.mcp.protocol_sessions.answers_requests(s))
+            {
+                return Ok(streamed(app, meta, id, params.map(|p| Params::Object(p.into_object()))).await);
+            }
             let handled = protocol::handle(app, meta, &id, &method, params).await;
             let response = json_bytes_response(StatusCode::OK, handled.body);
-            Ok(match handled.session_id {
-                Some(session) => with_session_header(response, &session),
-                None => response,
-            })
+            Ok(with_session(response, handled.session_id.as_deref()))
         }
     }
 }
@@ -110,6 +129,59 @@ pub(crate) async fn delete(app: &App, caller: &Caller, req: Request) -> ApiResul
     tracing::info!(source = "mcp", session = %session, existed, "MCP session ended by DELETE");
     crate::messaging_runtime::transport_ended(app, &session);
     crate::http::body::ok_json(&serde_json::json!({"ok": true}))
+}
+
+/// A `tools/call` of a client that may be asked for sampling, elicitation or roots: answered
+/// with JSON, exactly as any call, when its upstream sends the client no request; at the first
+/// request, answered as an SSE stream that carries each request, then the call's response, and
+/// ends. The call runs on a task of its own, so the stream is answered while it still runs.
+async fn streamed(
+    app: &App,
+    mut meta: RequestMeta,
+    id: serde_json::Value,
+    params: Option<Params<'static>>,
+) -> Response {
+    let (outbox, mut requests) = mpsc::channel(crate::limits::MCP_STREAM_QUEUE);
+    meta.outbox = Some(outbox);
+    let session = meta.session_id.clone();
+    let mut handled = tokio::spawn({
+        let (app, id) = (app.clone(), id.clone());
+        async move { protocol::handle(&app, meta, &id, model::TOOLS_CALL, params).await.body }
+    });
+    // A call that panicked is answered as any failure inside tuicd: a JSON-RPC error.
+    let body_of = move |done: Result<Vec<u8>, tokio::task::JoinError>| {
+        done.unwrap_or_else(|_| {
+            model::error_body(Some(&id), &RpcError::new(code::INTERNAL_ERROR, "tools/call failed inside tuicd"))
+        })
+    };
+    let first = tokio::select! {
+        done = &mut handled => {
+            return with_session(json_bytes_response(StatusCode::OK, body_of(done)), session.as_deref());
+        }
+        Some(first) = requests.recv() => first,
+    };
+    let (tx, rx) = mpsc::channel::<Bytes>(crate::limits::MCP_STREAM_QUEUE);
+    tokio::spawn(async move {
+        let mut next = Some(first);
+        loop {
+            if let Some(message) = next.take()
+                && tx.send(encode(None, "message", &message.to_string())).await.is_err()
+            {
+                // The client left: the call goes on to its answer; the requests it still sends
+                // find no stream and are answered with an error.
+                return;
+            }
+            tokio::select! {
+                done = &mut handled => {
+                    let body = body_of(done);
+                    let _ = tx.send(encode(None, "message", &String::from_utf8_lossy(&body))).await;
+                    return;
+                }
+                Some(message) = requests.recv() => next = Some(message),
+            }
+        }
+    });
+    with_session(sse_response(rx), session.as_deref())
 }
 
 /// Forwards one session's notifications to its GET stream until the client leaves, the stream
@@ -182,7 +254,7 @@ fn admit(app: &App, caller: &Caller, headers: &HeaderMap) -> Result<RequestMeta,
         .and_then(|v| v.to_str().ok())
         .and_then(|v| uuid::Uuid::parse_str(v.trim()).ok())
         .map(|u| u.to_string());
-    Ok(RequestMeta { caller: caller.clone(), session_id, tuic_session })
+    Ok(RequestMeta { caller: caller.clone(), session_id, tuic_session, outbox: None })
 }
 
 fn session_failure(error: ProtocolSessionError) -> Response {
@@ -202,6 +274,14 @@ fn rpc_failure(status: StatusCode, error: RpcError) -> Response {
 /// JSON-RPC error body.
 pub(crate) fn forbidden(message: &str) -> Response {
     rpc_failure(StatusCode::FORBIDDEN, RpcError::new(code::INVALID_REQUEST, message))
+}
+
+/// Names the protocol session a response belongs to, when there is one.
+fn with_session(response: Response, session: Option<&str>) -> Response {
+    match session {
+        Some(session) => with_session_header(response, session),
+        None => response,
+    }
 }
 
 /// Names the protocol session a response belongs to (`mcp-session-id`).

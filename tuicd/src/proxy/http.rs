@@ -128,6 +128,11 @@ impl HttpClient {
         }
     }
 
+    /// Sends the answer to a request the server sent.
+    pub(crate) async fn respond(&self, answer: &Value) -> Result<(), UpstreamError> {
+        post::deliver(&self.shared, answer, &self.shared.session()).await
+    }
+
     /// Ends the connection: the GET stream stops and the session is DELETEd.
     pub(crate) async fn close(&self) {
         let shared = &self.shared;
@@ -186,7 +191,7 @@ impl Shared {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let message = json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
             "protocolVersion": OFFERED_VERSION,
-            "capabilities": {},
+            "capabilities": super::wire::client_capabilities(),
             "clientInfo": {"name": "tuicd", "version": env!("CARGO_PKG_VERSION")},
         }});
         let generation = self.session().generation;
@@ -245,14 +250,15 @@ impl Shared {
         post::deliver(self, &message, &self.session()).await
     }
 
-    /// A server notification: to the calling client's channel when it belongs to a request in
-    /// flight, else to the connection's queue. A full queue drops it and counts.
-    fn forward(&self, related: Option<&mpsc::Sender<Value>>, message: Value) {
+    /// A server notification or request: to the calling client's channel when it belongs to a
+    /// request in flight, else to the connection's queue. A full queue drops it and counts;
+    /// `false` when it was not handed on.
+    fn forward(&self, related: Option<&mpsc::Sender<Value>>, message: Value) -> bool {
         let sent = match related {
             Some(related) => related.try_send(message).is_ok(),
             None => match &*self.notifications.locked() {
                 Some(queue) => queue.try_send(message).is_ok(),
-                None => return,
+                None => return false,
             },
         };
         if !sent {
@@ -261,6 +267,7 @@ impl Shared {
                 tracing::warn!(source = "upstream", upstream = %self.name, dropped, "notification queue full; dropping");
             }
         }
+        sent
     }
 
     fn end_connection(&self) {

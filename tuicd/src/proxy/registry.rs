@@ -9,6 +9,7 @@
 //! this module never names it.
 
 mod actor;
+mod asks;
 mod call;
 mod forward;
 mod routes;
@@ -24,11 +25,11 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
-use super::config::{UpstreamAuth, UpstreamServer, UpstreamsFile};
+use super::config::{ToolFilter, UpstreamAuth, UpstreamServer, UpstreamsFile};
 use super::health::Breaker;
 use super::http::HttpClient;
 use super::stdio::StdioClient;
-use super::wire::{BearerSource, ConnectCtx, Handshake, RequestOpts, StaticBearer, UpstreamError};
+use super::wire::{BearerSource, BoxFuture, ConnectCtx, Handshake, RequestOpts, StaticBearer, UpstreamError};
 use crate::events::EventBus;
 use crate::lock::Recover;
 
@@ -43,6 +44,19 @@ pub(crate) type BearerFor = Arc<dyn Fn(&UpstreamServer) -> Option<Arc<dyn Bearer
 /// Where a proxied call's notifications for its caller go (progress with the caller's token, the
 /// upstream's log messages). Called on the task that reads the upstream; it must not wait.
 pub(crate) type Deliver = Arc<dyn Fn(Value) + Send + Sync>;
+
+/// Puts a request the upstream sent (`method`, `params`) to a proxied call's caller: the result
+/// its client answered, or the JSON-RPC error object (`{code, message, data?}`) the upstream is
+/// answered with.
+pub(crate) type Ask = Arc<dyn Fn(String, Value) -> BoxFuture<'static, Result<Value, Value>> + Send + Sync>;
+
+/// Who a proxied call is for: where its notifications go, and who the requests its upstream
+/// sends while it runs (sampling, elicitation, roots) are put to.
+#[derive(Clone)]
+pub(crate) struct Caller {
+    pub notify: Deliver,
+    pub ask: Ask,
+}
 
 /// The static part of [`BearerFor`]: a configured bearer token.
 pub(crate) fn static_bearer(server: &UpstreamServer) -> Option<Arc<dyn BearerSource>> {
@@ -105,12 +119,11 @@ impl Client {
         }
     }
 
-    /// Whether the transport can tell which request a notification belongs to (and so wants
-    /// `RequestOpts::related`); stdio cannot, its notifications all come through the supervisor.
-    fn takes_related(&self) -> bool {
+    /// Sends the answer to a request the upstream sent.
+    async fn respond(&self, answer: &Value) -> Result<(), UpstreamError> {
         match self {
-            Client::Stdio(_) => false,
-            Client::Http(_) => true,
+            Client::Stdio(c) => c.respond(answer).await,
+            Client::Http(c) => c.respond(answer).await,
         }
     }
 
@@ -147,6 +160,8 @@ struct Hub {
     status_changed: watch::Sender<u64>,
     /// Progress tokens of calls in flight, for routing `notifications/progress` back.
     progress: routes::ProgressRoutes,
+    /// Proxied calls in flight across every upstream (shutdown drains them).
+    calls: watch::Sender<usize>,
     /// `UPSTREAM_HEALTH_INTERVAL`, or a test's override.
     health_interval: Mutex<Duration>,
     /// Where stdio upstreams' stderr logs go (`None`: the daemon's log only).
@@ -161,11 +176,15 @@ impl Hub {
 
 /// One configured upstream.
 struct Entry {
+    /// The entry as connected; its [`Tuning`] fields are stale after a change applied in place
+    /// and are read from `tuning` instead.
     server: UpstreamServer,
+    tuning: Mutex<Tuning>,
     state: Mutex<EntryState>,
     commands: mpsc::Sender<actor::Command>,
-    /// Calls in flight, each with the sender of its caller's related notifications (logging).
-    callers: Mutex<HashMap<u64, Deliver>>,
+    /// Calls in flight, each with its caller when it has one: a message the transport cannot
+    /// relate to a request (any on stdio) belongs to the call in flight when there is one only.
+    callers: Mutex<HashMap<u64, Option<Caller>>>,
     next_call: AtomicU64,
     /// The `tools/list` re-fetch after `list_changed`: one runs, at most one more waits.
     refetch: Mutex<Refetch>,
@@ -198,7 +217,71 @@ struct EntryState {
     step_up: step_up::StepUp,
 }
 
+/// The fields of an upstream's entry a change applies to in place, without reconnecting: how
+/// long its requests may take, and which of its tools are listed under which names. Every other
+/// field (transport, auth, name, enabled) names another connection.
+#[derive(Debug, Clone, PartialEq)]
+struct Tuning {
+    timeout_secs: u64,
+    tool_filter: Option<ToolFilter>,
+    tool_aliases: BTreeMap<String, String>,
+}
+
+impl Tuning {
+    fn of(server: &UpstreamServer) -> Self {
+        Self {
+            timeout_secs: server.timeout_secs,
+            tool_filter: server.tool_filter.clone(),
+            tool_aliases: server.tool_aliases.clone(),
+        }
+    }
+}
+
+/// Whether `a` and `b` differ in their [`Tuning`] only (so `b` applies to `a`'s connection).
+fn same_connection(a: &UpstreamServer, b: &UpstreamServer) -> bool {
+    let tuning = Tuning::of(a);
+    let b = UpstreamServer {
+        timeout_secs: tuning.timeout_secs,
+        tool_filter: tuning.tool_filter,
+        tool_aliases: tuning.tool_aliases,
+        ..b.clone()
+    };
+    *a == b
+}
+
 impl Entry {
+    /// The entry as configured now: its connection's fields and its current tuning.
+    fn current(&self) -> UpstreamServer {
+        let tuning = self.tuning.locked().clone();
+        UpstreamServer {
+            timeout_secs: tuning.timeout_secs,
+            tool_filter: tuning.tool_filter,
+            tool_aliases: tuning.tool_aliases,
+            ..self.server.clone()
+        }
+    }
+
+    /// How long one request to the upstream may take.
+    fn timeout(&self) -> Duration {
+        Duration::from_secs(self.tuning.locked().timeout_secs.max(1))
+    }
+
+    /// Whether the tool filter lists the upstream's tool `tool`.
+    fn admits(&self, tool: &str) -> bool {
+        self.tuning.locked().tool_filter.as_ref().is_none_or(|f| f.admits(tool))
+    }
+
+    /// The caller of the one call in flight, to which a message the transport could not relate
+    /// to a request belongs; when no call or several are in flight, why it belongs to nobody.
+    fn sole_caller(&self) -> Result<Caller, String> {
+        let callers = self.callers.locked();
+        match (callers.len(), callers.values().next()) {
+            (1, Some(Some(caller))) => Ok(caller.clone()),
+            (1, _) => Err("the tool call in flight on it has no MCP protocol session to ask".into()),
+            (calls, _) => Err(super::wire::unattributed(calls)),
+        }
+    }
+
     fn status(&self) -> Status {
         self.state.locked().status
     }
@@ -249,6 +332,7 @@ impl Upstreams {
                 tools_changed: watch::channel(0).0,
                 status_changed: watch::channel(0).0,
                 progress: routes::ProgressRoutes::default(),
+                calls: watch::channel(0).0,
                 health_interval: Mutex::new(crate::limits::UPSTREAM_HEALTH_INTERVAL),
                 stderr_logs: Mutex::default(),
             }),
@@ -257,7 +341,9 @@ impl Upstreams {
     }
 
     /// Disconnects removed or changed upstreams and connects added or changed ones: exactly
-    /// what differs between `before` and `after` (by id). Needs a tokio runtime.
+    /// what differs between `before` and `after` (by id). A change to an upstream's [`Tuning`]
+    /// only is applied in place: its connection and the calls in flight on it go on. Needs a
+    /// tokio runtime.
     pub(crate) fn apply_diff(&self, before: &UpstreamsFile, after: &UpstreamsFile) {
         let mut ids: Vec<&str> = before.servers.iter().chain(&after.servers).map(|s| s.id.as_str()).collect();
         ids.sort_unstable();
@@ -265,8 +351,17 @@ impl Upstreams {
         let mut entries = self.entries.locked();
         let mut changed = false;
         for id in ids {
-            let (old, new) = (before.by_id(id), after.by_id(id));
-            if old == new && entries.get(id).is_some_and(|e| Some(&e.server) == new) {
+            let new = after.by_id(id);
+            if let (Some(entry), Some(new)) = (entries.get(id), new)
+                && same_connection(&entry.server, new)
+            {
+                let tuning = Tuning::of(new);
+                if *entry.tuning.locked() != tuning {
+                    tracing::info!(source = "upstream", upstream = %new.name,
+                        "timeout_secs, tool_filter or tool_aliases changed; applied in place, without reconnecting");
+                    *entry.tuning.locked() = tuning;
+                    changed = true;
+                }
                 continue;
             }
             if let Some(entry) = entries.remove(id) {
@@ -288,7 +383,7 @@ impl Upstreams {
 
     /// The configuration the registry runs now (servers in id order).
     pub(crate) fn current_file(&self) -> UpstreamsFile {
-        UpstreamsFile { servers: self.entries.locked().values().map(|e| e.server.clone()).collect() }
+        UpstreamsFile { servers: self.entries.locked().values().map(|e| e.current()).collect() }
     }
 
     /// Applies `after` against what runs now (SIGHUP re-reads the file this way).
@@ -376,6 +471,21 @@ impl Upstreams {
         }
     }
 
+    /// Waits until no proxied call is in flight, at most `limit`: at shutdown the calls in
+    /// flight get their answers before their upstreams stop.
+    pub(crate) async fn drain(&self, limit: Duration) {
+        let mut calls = self.hub.calls.subscribe();
+        let waiting = *calls.borrow_and_update();
+        if waiting == 0 {
+            return;
+        }
+        tracing::info!(source = "upstream", calls = waiting, limit = ?limit, "waiting for proxied calls in flight");
+        if tokio::time::timeout(limit, calls.wait_for(|n| *n == 0)).await.is_err() {
+            let left = *self.hub.calls.borrow();
+            tracing::warn!(source = "upstream", calls = left, "proxied calls still in flight after the drain limit");
+        }
+    }
+
     /// Stops every upstream (daemon shutdown).
     pub(crate) fn stop_all(&self) {
         for (_, entry) in std::mem::take(&mut *self.entries.locked()) {
@@ -389,5 +499,35 @@ impl Upstreams {
 
     fn all(&self) -> Vec<Arc<Entry>> {
         self.entries.locked().values().cloned().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(json: Value) -> UpstreamServer {
+        serde_json::from_value(json).expect("a valid entry")
+    }
+
+    #[test]
+    fn only_timeout_filter_and_aliases_apply_without_a_new_connection() {
+        let base = serde_json::json!({"id": "u", "name": "u", "transport": {"type": "stdio", "command": "up"}});
+        let a = server(base.clone());
+        let mut tuned = base.clone();
+        tuned["timeout_secs"] = 45.into();
+        tuned["tool_filter"] = serde_json::json!({"mode": "deny", "patterns": ["x"]});
+        tuned["tool_aliases"] = serde_json::json!({"long_name": "short"});
+        assert!(same_connection(&a, &server(tuned)));
+        for (field, value) in [
+            ("name", serde_json::json!("v")),
+            ("enabled", serde_json::json!(false)),
+            ("transport", serde_json::json!({"type": "stdio", "command": "other"})),
+            ("auth", serde_json::json!({"type": "bearer", "token": "t"})),
+        ] {
+            let mut changed = base.clone();
+            changed[field] = value;
+            assert!(!same_connection(&a, &server(changed)), "{field} names another connection");
+        }
     }
 }

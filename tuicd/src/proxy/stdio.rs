@@ -45,7 +45,17 @@ const ENV_ALLOWED_PREFIXES: &[&str] = &["LC_"];
 /// The MCP revision tuicd asks its upstreams for.
 pub(crate) const CLIENT_PROTOCOL_VERSION: &str = "2025-06-18";
 
-type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, UpstreamError>>>>>;
+type Pending = Arc<Mutex<HashMap<u64, Waiting>>>;
+
+/// A request waiting for its answer, and where the messages related to it go
+/// ([`RequestOpts::related`]): stdio names no request in a message, so a log or a request from
+/// the process is related to the one request with somewhere to send them, when there is one
+/// only, as the reader reads it (deciding later would race the answers read after it).
+#[derive(Debug)]
+struct Waiting {
+    answer: oneshot::Sender<Result<Value, UpstreamError>>,
+    related: Option<mpsc::Sender<Value>>,
+}
 
 /// A live stdio upstream.
 #[derive(Debug)]
@@ -128,7 +138,7 @@ impl StdioClient {
     async fn initialize(&self, timeout: std::time::Duration) -> Result<Handshake, UpstreamError> {
         let params = json!({
             "protocolVersion": CLIENT_PROTOCOL_VERSION,
-            "capabilities": {},
+            "capabilities": super::wire::client_capabilities(),
             "clientInfo": {"name": "tuicd", "version": env!("CARGO_PKG_VERSION")},
         });
         let result = self.request("initialize", params, RequestOpts::within(timeout)).await?;
@@ -141,7 +151,7 @@ impl StdioClient {
     pub(crate) async fn request(&self, method: &str, params: Value, opts: RequestOpts) -> Result<Value, UpstreamError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
-        self.pending.locked().insert(id, tx);
+        self.pending.locked().insert(id, Waiting { answer: tx, related: opts.related });
         let mut guard = InFlight { id, pending: &self.pending, writer: &self.writer, done: false };
         let line = line_of(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         if self.writer.send(Outgoing::Line(line)).await.is_err() {
@@ -164,6 +174,14 @@ impl StdioClient {
         let line = line_of(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
         self.writer
             .send(Outgoing::Line(line))
+            .await
+            .map_err(|_| UpstreamError::Closed(format!("upstream {} is not running", self.name)))
+    }
+
+    /// Sends the answer to a request the process sent.
+    pub(crate) async fn respond(&self, answer: &Value) -> Result<(), UpstreamError> {
+        self.writer
+            .send(Outgoing::Line(line_of(answer)))
             .await
             .map_err(|_| UpstreamError::Closed(format!("upstream {} is not running", self.name)))
     }

@@ -9,6 +9,31 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+/// The capabilities tuicd declares in its `initialize` to an upstream: it forwards sampling,
+/// elicitation and roots requests to the client whose call caused them (which is asked only when
+/// it declared the same capability, else the upstream is told which one it lacks).
+pub(crate) fn client_capabilities() -> Value {
+    serde_json::json!({"sampling": {}, "elicitation": {}, "roots": {}})
+}
+
+/// Why a message an upstream sent without naming a request (a log, a request to the client) is
+/// given to no call: `calls` are in flight on the upstream, and it belongs to one only when it is
+/// exactly one.
+pub(crate) fn unattributed(calls: usize) -> String {
+    match calls {
+        0 => "no tool call is in flight on it, so no MCP client caused the request".into(),
+        n => format!(
+            "{n} tool calls are in flight on it and the request names none of them, so which client caused it is unknown"
+        ),
+    }
+}
+
+/// The JSON-RPC error object an upstream's request `method` is answered with when tuicd cannot
+/// put it to a client, and `why`.
+pub(crate) fn not_forwarded(method: &str, upstream: &str, why: &str) -> Value {
+    serde_json::json!({"code": -32601, "message": format!("tuicd cannot forward {method} from upstream {upstream}: {why}")})
+}
+
 /// What `initialize` answered.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Handshake {

@@ -1,12 +1,14 @@
 //! A `tools/call` of an upstream tool: the checks at dispatch, the result passed through, the
-//! caller's progress and log notifications delivered to its GET stream, and cancellation.
+//! caller's progress and log notifications delivered to its GET stream, the upstream's requests
+//! put to the caller on the call's response stream, and cancellation.
 
 use serde_json::{Map, Value, json};
 
 use super::SEPARATOR;
+use crate::mcp::client_requests::Outbox;
 use crate::mcp::model::{Reply, RpcError, ToolText};
 use crate::mcp::tools::meta::CALL_TOOL;
-use crate::proxy::registry::{CallError, Deliver, Status};
+use crate::proxy::registry::{Ask, CallError, Caller, Deliver, Status};
 use crate::proxy::wire::UpstreamError;
 use crate::state::App;
 
@@ -50,10 +52,19 @@ pub(crate) fn target(app: &App, name: &str, arguments: &Option<Value>, collapsed
     None
 }
 
-/// Runs the call; `session` and `request_id` name it for cancellation and its notifications.
+/// The client a proxied call is for: its protocol session (for its notifications and its
+/// capabilities) and the call's response stream (for the upstream's requests).
+#[derive(Debug, Clone)]
+pub(crate) struct CallerStream<'a> {
+    pub session: Option<&'a str>,
+    pub outbox: Option<Outbox>,
+}
+
+/// Runs the call; the caller's session and `request_id` name it for cancellation and its
+/// notifications.
 pub(crate) async fn call(
     app: &App,
-    session: Option<&str>,
+    to: CallerStream<'_>,
     request_id: &Value,
     target: Target,
     meta: Option<Value>,
@@ -75,7 +86,8 @@ pub(crate) async fn call(
     if let Some(meta) = meta.filter(Value::is_object) {
         params["_meta"] = meta;
     }
-    let caller = session.map(|s| deliver_to(app, s));
+    let session = to.session;
+    let caller = session.map(|s| Caller { notify: deliver_to(app, s), ask: ask_of(app, s, to.outbox) });
     let key = session.map(|s| (s.to_owned(), request_id.to_string()));
     let cancelled = key.as_ref().map(|k| app.mcp.upstream.register(k.clone()));
     // The call runs on a task of its own: a client that stops waiting (its deadline passed, its
@@ -198,6 +210,16 @@ fn deliver_to(app: &App, session: &str) -> Deliver {
             object.remove("id");
         }
         app.mcp.protocol_sessions.push(&session, &message.to_string());
+    })
+}
+
+/// Puts the upstream's requests to protocol session `session`'s client through the call's
+/// response stream `outbox`.
+fn ask_of(app: &App, session: &str, outbox: Option<Outbox>) -> Ask {
+    let (app, session) = (app.clone(), session.to_owned());
+    std::sync::Arc::new(move |method: String, params: Value| {
+        let (app, session, outbox) = (app.clone(), session.clone(), outbox.clone());
+        Box::pin(async move { app.mcp.client_requests.ask(&app, &session, outbox.as_ref(), &method, params).await })
     })
 }
 

@@ -20,7 +20,7 @@ use crate::lock::{Recover, RecoverRw};
 use crate::proxy::registry::UpstreamTool;
 use crate::state::App;
 
-pub(crate) use call::{call, cancel, target};
+pub(crate) use call::{CallerStream, call, cancel, target};
 
 /// Separates an upstream's name from its tool's in a qualified name.
 pub(crate) const SEPARATOR: &str = "__";

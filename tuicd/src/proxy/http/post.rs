@@ -207,8 +207,9 @@ pub(super) async fn read_events(
     }
 }
 
-/// One message from the server: a notification is forwarded, a request from the server is
-/// answered (tuicd has nobody to put it to), a response is returned to the caller.
+/// One message from the server: a notification is forwarded, a ping answered here, any other
+/// request handed on like a notification (the registry puts it to the client of the call it
+/// belongs to, and answers it), a response returned to the caller.
 async fn handle(
     shared: &Shared,
     message: Value,
@@ -218,15 +219,19 @@ async fn handle(
     let Some(method) = message.get("method").and_then(Value::as_str) else {
         return Some(message);
     };
-    let Some(id) = message.get("id") else {
+    let Some(id) = message.get("id").cloned() else {
         shared.forward(related, message);
         return None;
     };
     let answer = if method == "ping" {
         json!({"jsonrpc": "2.0", "id": id, "result": {}})
     } else {
-        let text = format!("tuicd does not forward {method} from an upstream");
-        json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": text}})
+        let text = format!("tuicd's queue of messages from upstream {} is full; {method} not forwarded", shared.name);
+        let busy = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": text}});
+        if shared.forward(related, message) {
+            return None;
+        }
+        busy
     };
     if let Err(error) = deliver(shared, &answer, session).await {
         tracing::debug!(source = "upstream", upstream = %shared.name, %error, "answer to a server request not delivered");

@@ -247,21 +247,29 @@ async fn a_timeout_cancels_the_request_upstream() {
 }
 
 #[tokio::test]
-async fn the_get_stream_delivers_server_notifications_and_requests_are_answered() {
+async fn the_get_stream_hands_on_notifications_and_requests_and_a_ping_is_answered_at_once() {
     let server = TestServer::start(|seen| {
         if seen.method == Method::GET {
-            let changed = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+            let ping = json!({"jsonrpc": "2.0", "id": "srv-0", "method": "ping"});
             let sampling = json!({"jsonrpc": "2.0", "id": "srv-1", "method": "sampling/createMessage", "params": {}});
-            return sse_then_hold(&format!("data: {sampling}\n\ndata: {changed}\n\n"));
+            let changed = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+            return sse_then_hold(&format!("data: {ping}\n\ndata: {sampling}\n\ndata: {changed}\n\n"));
         }
         basics(seen, "s1").unwrap()
     })
     .await;
     let (client, mut notifications) = connect(&server).await;
+    let pong = server.wait_for("answer to ping", WAIT, |s| s.body["id"] == "srv-0").await;
+    assert_eq!(pong.body["result"], json!({}));
+    let request = tokio::time::timeout(WAIT, notifications.recv()).await.unwrap().unwrap();
+    assert_eq!((request["id"].clone(), request["method"].clone()), (json!("srv-1"), json!("sampling/createMessage")));
     let message = tokio::time::timeout(WAIT, notifications.recv()).await.unwrap().unwrap();
     assert_eq!(message["method"], "notifications/tools/list_changed");
-    let refusal = server.wait_for("answer to sampling", WAIT, |s| s.body["id"] == "srv-1").await;
-    assert_eq!(refusal.body["error"]["code"], -32601);
+    // The registry answers the request; the answer is POSTed in the session.
+    client.respond(&json!({"jsonrpc": "2.0", "id": "srv-1", "result": {"model": "m"}})).await.unwrap();
+    let answer = server.wait_for("answer to sampling", WAIT, |s| s.body["id"] == "srv-1").await;
+    assert_eq!(answer.body["result"]["model"], "m");
+    assert_eq!(answer.header("mcp-session-id"), Some("s1"));
     assert_eq!(client.dropped_notifications(), 0);
     client.close().await;
     assert!(notifications.recv().await.is_none(), "close ends the connection's queue");

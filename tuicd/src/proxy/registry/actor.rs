@@ -37,6 +37,7 @@ pub(super) fn start(server: UpstreamServer, hub: Arc<Hub>) -> Arc<Entry> {
     let (commands, receiver) = mpsc::channel(COMMAND_QUEUE);
     let status = if server.enabled { Status::Connecting } else { Status::Disabled };
     let entry = Arc::new(Entry {
+        tuning: std::sync::Mutex::new(super::Tuning::of(&server)),
         server,
         state: std::sync::Mutex::new(EntryState {
             status,
@@ -160,7 +161,7 @@ async fn attempt(
     hub: &Arc<Hub>,
     last_spawn: &mut Option<Instant>,
 ) -> Result<Connection, Option<Instant>> {
-    let server = &entry.server;
+    let server = &entry.current();
     let bearer = (hub.bearer_for)(server);
     if matches!(server.auth, Some(UpstreamAuth::Oauth2 { .. })) && bearer.as_ref().and_then(|b| b.current()).is_none() {
         entry.record_error("no OAuth token yet: authorize this upstream");
@@ -265,7 +266,7 @@ fn after_failure(
 
 /// A ready upstream's `tools/list`; `Some(retry)` when the failure opened the circuit.
 async fn health_check(entry: &Arc<Entry>, hub: &Arc<Hub>, client: &Arc<Client>) -> Option<Option<Instant>> {
-    match list_tools(&entry.server, client).await {
+    match list_tools(&entry.current(), client).await {
         Ok(tools) => {
             let changed = {
                 let mut state = entry.state.locked();
@@ -340,6 +341,14 @@ pub(super) async fn list_tools(server: &UpstreamServer, client: &Client) -> Resu
 
 fn on_notification(entry: &Arc<Entry>, hub: &Arc<Hub>, client: Option<Arc<Client>>, message: Value) {
     let method = message.get("method").and_then(Value::as_str).unwrap_or_default();
+    if message.get("id").is_some() {
+        // A request the transport could not relate to a call (any on stdio): it belongs to the
+        // call in flight when there is exactly one.
+        if let Some(client) = client {
+            super::asks::answer(entry, client, entry.sole_caller(), message);
+        }
+        return;
+    }
     match method {
         "notifications/tools/list_changed" => {
             let Some(client) = client else { return };
@@ -356,7 +365,7 @@ fn on_notification(entry: &Arc<Entry>, hub: &Arc<Hub>, client: Option<Arc<Client
             let (entry, hub) = (entry.clone(), hub.clone());
             tokio::spawn(async move {
                 loop {
-                    match list_tools(&entry.server, &client).await {
+                    match list_tools(&entry.current(), &client).await {
                         Ok(tools) => {
                             entry.state.locked().tools = tools;
                             hub.bump_tools();
@@ -373,12 +382,14 @@ fn on_notification(entry: &Arc<Entry>, hub: &Arc<Hub>, client: Option<Arc<Client
             });
         }
         "notifications/progress" => hub.progress.route(message),
-        "notifications/message" => {
-            let callers: Vec<super::Deliver> = entry.callers.locked().values().cloned().collect();
-            for caller in callers {
-                caller(message.clone());
+        // A log message not related to a request goes to the one call in flight, never to
+        // every session with a call on this upstream.
+        "notifications/message" => match entry.sole_caller() {
+            Ok(caller) => (caller.notify)(message),
+            Err(why) => {
+                tracing::debug!(source = "upstream", upstream = %entry.server.name, %why, "log message for no one call; dropped")
             }
-        }
+        },
         _ => tracing::debug!(source = "upstream", upstream = %entry.server.name, method, "notification"),
     }
 }

@@ -2,13 +2,13 @@
 //! routed to the caller, metrics.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::step_up::Decision;
-use super::{Deliver, Entry, Status, Upstreams};
+use super::{Caller, Client, Entry, Status, Upstreams};
 use crate::limits::UPSTREAM_NOTIFY_QUEUE;
 use crate::lock::Recover;
 use crate::proxy::wire::{RequestOpts, UpstreamError};
@@ -36,14 +36,15 @@ pub(crate) enum CallError {
 
 impl Upstreams {
     /// Calls `tool` (the upstream's own name) on the upstream named `upstream`. `params` is the
-    /// `tools/call` params to send (`name` is set here); its `_meta.progressToken` is rewritten
-    /// and the progress and log notifications of the call go to `caller`.
+    /// `tools/call` params to send (`name` is set here); its `_meta.progressToken` is rewritten,
+    /// the progress and log notifications of the call go to `caller`, and the requests the
+    /// upstream sends while it runs are put to it.
     pub(crate) async fn call(
         &self,
         upstream: &str,
         tool: &str,
         mut params: Value,
-        caller: Option<Deliver>,
+        caller: Option<Caller>,
     ) -> Result<Value, CallError> {
         let Some(entry) = self.by_name(upstream) else {
             let valid: Vec<String> = self.all().iter().map(|e| e.server.name.clone()).collect();
@@ -65,7 +66,7 @@ impl Upstreams {
                     });
                 }
             }
-            let admitted = |t: &str| entry.server.tool_filter.as_ref().is_none_or(|f| f.admits(t));
+            let admitted = |t: &str| entry.admits(t);
             let listed = state.tools.iter().any(|t| t.get("name").and_then(Value::as_str) == Some(tool));
             if !listed || !admitted(tool) {
                 let valid: Vec<&str> = state
@@ -84,10 +85,13 @@ impl Upstreams {
         if let Some(object) = params.as_object_mut() {
             object.insert("name".into(), Value::String(tool.to_owned()));
         }
-        let _progress = self.hub.progress.rewrite(&mut params, caller.as_ref());
-        let _listening = caller.as_ref().map(|c| Listening::new(&entry, c.clone()));
-        let related = caller.filter(|_| client.takes_related()).map(|caller| self.relay(caller));
-        let opts = RequestOpts { timeout: Duration::from_secs(entry.server.timeout_secs.max(1)), related };
+        let _progress = self.hub.progress.rewrite(&mut params, caller.as_ref().map(|c| &c.notify));
+        let _listening = Listening::new(&entry, &self.hub, caller.clone());
+        // Every call takes the messages its transport relates to it (an HTTP call's response
+        // stream; on stdio, a message while it is the only call in flight), with or without a
+        // caller to hand them to.
+        let related = Some(self.relay(&entry, &client, caller));
+        let opts = RequestOpts { timeout: entry.timeout(), related };
         let started = Instant::now();
         let result = client.request("tools/call", params, opts).await;
         let stepped = match &result {
@@ -147,17 +151,23 @@ impl Upstreams {
         }
     }
 
-    /// A sender for the transport's related notifications: progress goes through the token
-    /// routes (to restore the caller's token), anything else to the caller as it is.
-    fn relay(&self, caller: Deliver) -> mpsc::Sender<Value> {
+    /// A sender for the transport's messages related to the call: progress goes through the
+    /// token routes (to restore the caller's token), a request from the upstream is put to the
+    /// caller, any other notification goes to the caller as it is.
+    fn relay(&self, entry: &Arc<Entry>, client: &Arc<Client>, caller: Option<Caller>) -> mpsc::Sender<Value> {
         let (tx, mut rx) = mpsc::channel::<Value>(UPSTREAM_NOTIFY_QUEUE);
-        let hub = self.hub.clone();
+        let (hub, entry, client) = (self.hub.clone(), entry.clone(), client.clone());
         tokio::spawn(async move {
             while let Some(message) = rx.recv().await {
-                if message.get("method").and_then(Value::as_str) == Some("notifications/progress") {
+                if message.get("id").is_some() {
+                    let caller = caller
+                        .clone()
+                        .ok_or_else(|| "the tool call it belongs to has no MCP protocol session to ask".into());
+                    super::asks::answer(&entry, client.clone(), caller, message);
+                } else if message.get("method").and_then(Value::as_str) == Some("notifications/progress") {
                     hub.progress.route(message);
-                } else {
-                    caller(message);
+                } else if let Some(caller) = &caller {
+                    (caller.notify)(message);
                 }
             }
         });
@@ -165,22 +175,26 @@ impl Upstreams {
     }
 }
 
-/// A call in flight that takes the upstream's log notifications while it runs.
+/// A call in flight: counted for the shutdown drain, and its caller (when it has one) takes the
+/// messages of its upstream no request names while it is the only call in flight.
 struct Listening {
     entry: Arc<Entry>,
+    hub: Arc<super::Hub>,
     id: u64,
 }
 
 impl Listening {
-    fn new(entry: &Arc<Entry>, caller: Deliver) -> Self {
+    fn new(entry: &Arc<Entry>, hub: &Arc<super::Hub>, caller: Option<Caller>) -> Self {
         let id = entry.next_call.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         entry.callers.locked().insert(id, caller);
-        Self { entry: entry.clone(), id }
+        hub.calls.send_modify(|n| *n += 1);
+        Self { entry: entry.clone(), hub: hub.clone(), id }
     }
 }
 
 impl Drop for Listening {
     fn drop(&mut self) {
         self.entry.callers.locked().remove(&self.id);
+        self.hub.calls.send_modify(|n| *n = n.saturating_sub(1));
     }
 }

@@ -2,7 +2,6 @@
 //! `prompts/*`, `completion/complete`. Its answer (or its JSON-RPC error) comes back as it is.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::Value;
 
@@ -15,7 +14,7 @@ impl Upstreams {
     /// `timeout_secs`. A transport failure counts toward its breaker as a failed call does.
     pub(crate) async fn request(&self, upstream: &str, method: &str, params: Value) -> Result<Value, CallError> {
         let (entry, client) = self.ready_client(upstream)?;
-        let opts = RequestOpts::within(Duration::from_secs(entry.server.timeout_secs.max(1)));
+        let opts = RequestOpts::within(entry.timeout());
         let result = client.request(method, params, opts).await;
         result.map_err(|error| {
             if matches!(error, UpstreamError::Timeout(_) | UpstreamError::Io(_) | UpstreamError::Protocol(_)) {

@@ -56,12 +56,11 @@ impl Upstreams {
             .iter()
             .map(|entry| {
                 let state = entry.state.locked();
-                let filter = entry.server.tool_filter.as_ref();
                 let tools: Vec<String> = state
                     .tools
                     .iter()
                     .filter_map(|t| t.get("name").and_then(Value::as_str))
-                    .filter(|t| filter.is_none_or(|f| f.admits(t)))
+                    .filter(|t| entry.admits(t))
                     .map(str::to_owned)
                     .collect();
                 let transport = match &entry.server.transport {
@@ -99,15 +98,15 @@ impl Upstreams {
             if state.status != Status::Ready {
                 continue;
             }
-            let filter = entry.server.tool_filter.as_ref();
+            let tuning = entry.tuning.locked().clone();
             for tool in &state.tools {
                 let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
-                if filter.is_none_or(|f| f.admits(name)) {
+                if tuning.tool_filter.as_ref().is_none_or(|f| f.admits(name)) {
                     out.push(UpstreamTool {
                         upstream: entry.server.name.clone(),
                         tool: tool.clone(),
-                        timeout_secs: entry.server.timeout_secs.max(1),
-                        alias: entry.server.tool_aliases.get(name).cloned(),
+                        timeout_secs: tuning.timeout_secs.max(1),
+                        alias: tuning.tool_aliases.get(name).cloned(),
                     });
                 }
             }

@@ -1,5 +1,5 @@
 //! The stdio transport's reading side: stdout lines matched to requests by id (notifications
-//! routed, server requests answered, oversized lines refused); `stderr.rs` reads stderr.
+//! routed, server requests answered or handed on, oversized lines refused); `stderr.rs` reads stderr.
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, BufReader};
@@ -10,7 +10,7 @@ use crate::jsonl::{Line, leading_id, read_line_bounded};
 use crate::jsonl::{Outgoing, line_of};
 use crate::limits::UPSTREAM_MESSAGE_MAX_BYTES;
 use crate::lock::Recover;
-use crate::proxy::wire::UpstreamError;
+use crate::proxy::wire::{UpstreamError, not_forwarded, unattributed};
 
 /// Reads stdout until it closes, then fails every request still waiting. Dropping `notifications`
 /// at the end tells the registry the connection is gone.
@@ -31,8 +31,8 @@ pub(super) async fn read_loop<R: AsyncRead + Unpin>(
                 let id = leading_id(&buf);
                 tracing::warn!(source = "upstream", upstream = %name, bytes = total, id = ?id,
                     "refused a message over UPSTREAM_MESSAGE_MAX_BYTES ({UPSTREAM_MESSAGE_MAX_BYTES} bytes)");
-                if let Some(tx) = id.and_then(|id| pending.locked().remove(&id)) {
-                    let _ = tx.send(Err(UpstreamError::Protocol(format!(
+                if let Some(waiting) = id.and_then(|id| pending.locked().remove(&id)) {
+                    let _ = waiting.answer.send(Err(UpstreamError::Protocol(format!(
                         "upstream {name} answered with a message of {total} bytes, over the limit of {UPSTREAM_MESSAGE_MAX_BYTES}"
                     ))));
                 }
@@ -45,13 +45,13 @@ pub(super) async fn read_loop<R: AsyncRead + Unpin>(
         }
     }
     let waiting: Vec<_> = pending.locked().drain().collect();
-    for (_, tx) in waiting {
-        let _ = tx.send(Err(UpstreamError::Closed(format!("upstream {name} exited (its stdout closed)"))));
+    for (_, waiting) in waiting {
+        let _ = waiting.answer.send(Err(UpstreamError::Closed(format!("upstream {name} exited (its stdout closed)"))));
     }
     tracing::info!(source = "upstream", upstream = %name, dropped_notifications = dropped, "stdout closed");
 }
 
-fn dispatch_line(
+pub(super) fn dispatch_line(
     name: &str,
     line: &[u8],
     pending: &Pending,
@@ -74,22 +74,44 @@ fn dispatch_line(
     };
     let method = message.get("method").and_then(Value::as_str);
     match (message.get("id"), method) {
-        // A request from the server (ping, roots/list, sampling): answered here so it never waits.
+        // A request from the server: a ping is answered here so it never waits; any other
+        // (sampling, elicitation, roots) goes to the one call in flight, which puts it to its
+        // client, and is refused at once when it belongs to no one call or cannot be queued.
         (Some(id), Some(method)) => {
             let reply = match method {
                 "ping" => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
-                _ => json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601,
-                    "message": format!("tuicd does not offer {method} to upstreams")}}),
+                _ => {
+                    let why = match related_of(pending) {
+                        Ok(related) => match related.try_send(message.clone()) {
+                            Ok(()) => return,
+                            Err(_) => "tuicd's queue of messages from it is full".to_owned(),
+                        },
+                        Err(why) => why,
+                    };
+                    json!({"jsonrpc": "2.0", "id": id, "error": not_forwarded(method, name, &why)})
+                }
             };
             let _ = writer.try_send(Outgoing::Line(line_of(&reply)));
         }
         (Some(id), None) => {
-            let Some(tx) = id.as_u64().and_then(|id| pending.locked().remove(&id)) else {
+            let Some(waiting) = id.as_u64().and_then(|id| pending.locked().remove(&id)) else {
                 tracing::debug!(source = "upstream", upstream = %name, id = %id, "answer to no request in flight; skipped");
                 return;
             };
-            let _ = tx.send(answer_of(message));
+            let _ = waiting.answer.send(answer_of(message));
         }
+        // A log message goes to the one call in flight, never to every caller; progress names
+        // its call by token and goes to the registry with the rest.
+        (None, Some("notifications/message")) => match related_of(pending) {
+            Ok(related) => {
+                if related.try_send(message).is_err() {
+                    *dropped += 1;
+                }
+            }
+            Err(why) => {
+                tracing::debug!(source = "upstream", upstream = %name, %why, "log message for no one call; dropped")
+            }
+        },
         (None, Some(_)) => {
             if notifications.try_send(message).is_err() {
                 *dropped += 1;
@@ -101,6 +123,17 @@ fn dispatch_line(
         (None, None) => {
             tracing::warn!(source = "upstream", upstream = %name, "stdout message has neither id nor method; skipped");
         }
+    }
+}
+
+/// Where the messages related to the one request in flight that takes them go; why there is
+/// none when no request or several take them.
+fn related_of(pending: &Pending) -> Result<mpsc::Sender<Value>, String> {
+    let pending = pending.locked();
+    let mut takers = pending.values().filter_map(|w| w.related.as_ref());
+    match (takers.next(), takers.next()) {
+        (Some(related), None) => Ok(related.clone()),
+        _ => Err(unattributed(pending.values().filter(|w| w.related.is_some()).count())),
     }
 }
 
