@@ -3,6 +3,12 @@
 # Debian packages, then the Rust workspace tests, then the cross-binary tests with real
 # third-party clients (tests/interop). Exits non-zero on the first failing stage.
 set -euo pipefail
+# The tests start and kill many daemons: without this, a keeper would keep each one's sessions
+# running on after it (crash recovery, tuicd/src/keep). The crash-recovery tests turn it on.
+export TUIC_KEEPER=off
+# A CI runner that is itself a systemd service may pass its own notify socket: tuicd would store
+# its sessions there. The fd-store test sets up its own.
+unset NOTIFY_SOCKET
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
@@ -35,6 +41,10 @@ command -v dbus-daemon >/dev/null || need+=(dbus-daemon)
 command -v dbus-send >/dev/null || need+=(dbus)
 command -v gnome-keyring-daemon >/dev/null || need+=(gnome-keyring)
 command -v secret-tool >/dev/null || need+=(libsecret-tools)
+# tests/gui/attention.sh: a fake notification server on Debian's python3 (python3-dbus, python3-gi);
+# tests/gui/latency.sh (a benchmark) compares against xterm.
+/usr/bin/python3 -c 'import dbus, gi' 2>/dev/null || need+=(python3-dbus python3-gi)
+command -v xterm >/dev/null || need+=(xterm)
 if [ ${#need[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
@@ -112,6 +122,10 @@ bash tests/gui/terminal.sh target/debug/tuicd target/debug/tuic-gui
 bash tests/gui/peers.sh target/debug/tuicd target/debug/tuic-gui
 bash tests/gui/acp.sh target/debug/tuicd target/debug/tuic-gui
 bash tests/gui/fidelity.sh target/debug/tuicd target/debug/tuic-gui
+bash tests/gui/attention.sh target/debug/tuicd target/debug/tuic-gui
+
+stage "agents outlive the daemon: crash recovery through systemd's fd store, against a harness speaking its protocol"
+timeout 300 python3 tests/outlive/sd_fdstore.py "$root/target/debug/tuicd"
 
 stage "security: attacks from outside (rebinding page in Chromium, a remote peer in a network namespace, another local user)"
 timeout 600 bash tests/security/run.sh "$root/target/debug/tuicd"

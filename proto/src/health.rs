@@ -13,6 +13,12 @@ pub struct Health {
     /// Where remote access listens, when it is on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp_address: Option<String>,
+    /// The daemon's process id: the same across an upgrade in place.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    /// Names this process image: new after every start and every upgrade in place.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boot_id: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -64,6 +64,7 @@ impl Daemon {
             .arg("--config-dir")
             .arg(dir.path())
             .env("RUST_LOG", "warn")
+            .env("TUIC_KEEPER", "off")
             .env_remove("TUIC_PORT")
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -87,6 +87,26 @@ impl EventBus {
         Subscription { last_id, missed, replay, live }
     }
 
+    /// The next id and the retained events, for the next process image (upgrade in place).
+    pub(crate) fn export(&self) -> (u64, Vec<Arc<Event>>) {
+        let history = self.history.locked();
+        (history.next_id, history.events.iter().cloned().collect())
+    }
+
+    /// Continues a previous image's bus: its ids and history, so `Last-Event-ID` still resumes.
+    /// Called before anything is published.
+    pub(crate) fn import(&self, next_id: u64, events: impl IntoIterator<Item = (u64, String, String)>) {
+        let mut history = self.history.locked();
+        history.events.clear();
+        for (id, kind, data) in events {
+            if history.events.len() == EVENT_HISTORY {
+                history.events.pop_front();
+            }
+            history.events.push_back(Arc::new(Event { id, kind: intern(kind), data: data.into() }));
+        }
+        history.next_id = next_id.max(history.events.back().map_or(1, |e| e.id + 1));
+    }
+
     /// Retained events newer than `after`, for a subscriber that fell behind the live channel.
     /// Returns how many it can no longer get, and the rest.
     pub(crate) fn since(&self, after: u64) -> (u64, Vec<Arc<Event>>) {
@@ -95,6 +115,19 @@ impl EventBus {
         let missed = oldest.saturating_sub(after + 1);
         (missed, history.events.iter().filter(|e| e.id > after).cloned().collect())
     }
+}
+
+/// An event kind read back from a snapshot, as the `&'static str` every event carries. Kinds are a
+/// small fixed set, so each distinct one is leaked once.
+fn intern(kind: String) -> &'static str {
+    static KINDS: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
+    let mut kinds = KINDS.locked();
+    if let Some(known) = kinds.iter().find(|k| **k == kind) {
+        return known;
+    }
+    let leaked: &'static str = Box::leak(kind.into_boxed_str());
+    kinds.push(leaked);
+    leaked
 }
 
 #[cfg(test)]
@@ -122,5 +155,27 @@ mod tests {
         assert_eq!(sub.missed, 10);
         assert_eq!(sub.replay.len(), EVENT_HISTORY);
         assert_eq!(sub.replay[0].id, 11);
+    }
+
+    #[test]
+    fn an_imported_history_resumes_where_the_exported_one_ended() {
+        let old = EventBus::new();
+        for i in 0..3 {
+            old.publish("session-created", &i);
+        }
+        let (next_id, history) = old.export();
+        let new = EventBus::new();
+        new.import(next_id, history.iter().map(|e| (e.id, e.kind.to_owned(), e.data.to_string())));
+        assert_eq!(new.publish("session-closed", &9), 4);
+        let sub = new.subscribe(Some(1));
+        let ids: Vec<_> = sub.replay.iter().map(|e| (e.id, e.kind, e.data.to_string())).collect();
+        assert_eq!(
+            ids,
+            vec![
+                (2, "session-created", "1".into()),
+                (3, "session-created", "2".into()),
+                (4, "session-closed", "9".into())
+            ]
+        );
     }
 }

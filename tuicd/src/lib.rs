@@ -16,6 +16,7 @@ pub mod fuzzing;
 mod github;
 mod http;
 mod jsonl;
+pub(crate) mod keep;
 pub mod limits;
 mod lock;
 mod log_ring;
@@ -37,8 +38,17 @@ mod session;
 mod state;
 mod tcap;
 mod ui;
+mod upgrade;
 
 pub use server::{Daemon, Options};
+
+/// For `main`: the upgrade-in-place hand-over (taken from the environment before any thread
+/// starts) and the `handover-check` subcommand the old daemon runs on the new binary.
+pub use upgrade::{CHECK_SUBCOMMAND, check_main as handover_check_main, take_env as take_handover_env};
+
+/// For `main`: crash recovery's keeper process (`tuicd keeper SOCKET`) and systemd's environment.
+pub use keep::keeper::{SUBCOMMAND as KEEPER_SUBCOMMAND, main as keeper_main};
+pub use keep::systemd::take_env as take_systemd_env;
 
 /// The tracing layer the binary adds so that MCP `debug action=logs` can read the daemon's recent log.
 pub use log_ring::layer as log_ring_layer;

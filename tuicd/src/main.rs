@@ -1,6 +1,7 @@
 //! `tuicd`: serve in the foreground, or `status` / `hash-password` / `upstream authorize` / `token`.
 
 mod cli_token;
+mod cli_upgrade;
 mod cli_upstream;
 
 use std::io::{BufRead, Read, Write};
@@ -47,6 +48,9 @@ struct Cli {
 enum Command {
     /// Ask the running daemon for its health over its socket (exit 1 when none answers).
     Status,
+    /// Upgrade the running daemon in place to the binary now on disk, keeping every session and
+    /// its programs running (also on SIGUSR2). Refused, with the reason, by an incompatible binary.
+    Upgrade,
     /// Read a password from stdin and print its bcrypt hash (for services.auth.password_hash).
     HashPassword {
         /// bcrypt cost (4..=31).
@@ -126,6 +130,16 @@ fn main() -> ExitCode {
     if std::env::args_os().nth(1).is_some_and(|a| a == tuicd::sandbox::SUBCOMMAND) {
         return tuicd::sandbox::exec_main(std::env::args_os().skip(2));
     }
+    if std::env::args_os().nth(1).is_some_and(|a| a == tuicd::CHECK_SUBCOMMAND) {
+        return tuicd::handover_check_main();
+    }
+    if std::env::args_os().nth(1).is_some_and(|a| a == tuicd::KEEPER_SUBCOMMAND) {
+        return tuicd::keeper_main(std::env::args_os().skip(2));
+    }
+    // While this is the process's only thread: an upgrade in place names its snapshot here, and
+    // systemd its notify socket and the descriptors it kept.
+    tuicd::take_handover_env();
+    tuicd::take_systemd_env();
     let cli = Cli::parse();
     tracing_subscriber::registry()
         .with(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
@@ -173,6 +187,9 @@ fn main() -> ExitCode {
                     TokenCommand::Revoke { id } => cli_token::revoke(&socket, &id).await,
                 }
             })
+        }
+        Some(Command::Upgrade) => {
+            runtime.block_on(cli_upgrade::upgrade(&paths::socket_path(&config_dir, cli.instance.as_deref())))
         }
         Some(Command::Status) => runtime.block_on(status(paths::socket_path(&config_dir, cli.instance.as_deref()))),
         None => {

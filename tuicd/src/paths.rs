@@ -23,6 +23,12 @@ pub fn socket_path(config_dir: &Path, instance: Option<&str>) -> PathBuf {
     proto::paths::socket_path(config_dir, instance, &short_socket_dir())
 }
 
+/// Crash recovery's directory beside the socket (`mcp.keep` for `mcp.sock`): the keeper's socket
+/// and each session's record (see `keep`). In the socket's private directory, one per instance.
+pub fn keep_dir(socket_path: &Path) -> PathBuf {
+    socket_path.with_extension("keep")
+}
+
 /// Where the upstream MCP servers' stderr logs go: `<config_dir>/logs/upstreams`, beside the
 /// configuration that names them (a named instance has its own).
 pub fn upstream_logs_dir(config_dir: &Path) -> PathBuf {

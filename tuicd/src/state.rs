@@ -30,6 +30,8 @@ pub(crate) struct Shared {
     pub config_dir: PathBuf,
     pub socket_path: PathBuf,
     pub started: Instant,
+    /// Names this process image (`/health`): a fresh one at every start and upgrade in place.
+    pub boot_id: String,
     pub events: Arc<EventBus>,
     /// Every PTY session (live and tombstoned).
     pub sessions: SessionRegistry,
@@ -63,6 +65,8 @@ pub(crate) struct Shared {
     pub upstreams_saving: tokio::sync::Mutex<()>,
     /// The ACP agents tuicd drives for a person (see [`crate::acp`]).
     pub acp: Arc<crate::acp::Acp>,
+    /// Upgrade-in-place requests, served by the serve loop (see [`crate::upgrade`]).
+    pub upgrades: crate::upgrade::Requests,
 }
 
 impl Shared {
@@ -110,6 +114,7 @@ impl Shared {
             config_dir,
             socket_path,
             started: Instant::now(),
+            boot_id: uuid::Uuid::new_v4().to_string(),
             events,
             auth: Default::default(),
             tokens,
@@ -127,6 +132,7 @@ impl Shared {
             upstreams,
             upstreams_saving: Default::default(),
             acp,
+            upgrades: Default::default(),
         }
     }
 }

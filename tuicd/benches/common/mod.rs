@@ -33,7 +33,8 @@ pub(crate) async fn start_daemon_binary(binary: &str, env: &[(&str, String)]) ->
     let dir = tempfile::Builder::new().prefix("tuic-bench").tempdir().unwrap();
     let log = dir.path().join("tuicd.log");
     let mut command = tokio::process::Command::new(binary);
-    command.arg("--config-dir").arg(dir.path()).env("RUST_LOG", "warn");
+    // Benches kill their daemons: no keeper keeps the sessions' programs running after them.
+    command.arg("--config-dir").arg(dir.path()).env("RUST_LOG", "warn").env("TUIC_KEEPER", "off");
     for (key, value) in env {
         command.env(key, value);
     }

@@ -121,6 +121,7 @@ impl From<crate::session::SessionError> for ApiError {
             Limit { .. } => ApiError::SessionLimit(e.to_string()),
             IdentityInUse(..) => ApiError::Conflict(e.to_string()),
             Exited { .. } => ApiError::Gone(e.to_string()),
+            HandingOver => ApiError::Unavailable(e.to_string()),
             // The program could not be executed or the PTY not opened: say which, to the caller.
             Spawn(_) => ApiError::BadRequest(e.to_string()),
         }

@@ -16,12 +16,15 @@ pub(crate) async fn health(app: &App) -> ApiResult {
         protocol_version: PROTOCOL_VERSION.to_owned(),
         socket_path: Some(app.socket_path.display().to_string()),
         tcp_address: app.tcp.address().map(|a| a.to_string()),
+        pid: Some(std::process::id()),
+        boot_id: Some(app.boot_id.clone()),
     })
     .unwrap_or_default();
     let config = app.config.get();
     let sandbox = crate::sandbox::status().to_json(config.ai_terminal_allow_network, config.ai_terminal_unsandboxed);
     if let Some(fields) = body.as_object_mut() {
         fields.insert("sandbox".into(), sandbox);
+        fields.insert("crash_recovery".into(), app.sessions.kept_by().into());
     }
     ok_json(&body)
 }

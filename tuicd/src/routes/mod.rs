@@ -8,6 +8,7 @@ pub(crate) mod auth;
 pub(crate) mod capture;
 pub(crate) mod compose;
 pub(crate) mod config;
+pub(crate) mod daemon;
 pub(crate) mod events;
 pub(crate) mod fs;
 pub(crate) mod fs_transfer;

@@ -61,6 +61,16 @@ impl IpcListener {
         Err(io_err(last_error.unwrap_or_else(|| std::io::Error::other("bind failed"))))
     }
 
+    /// The listener a previous process image bound at `path` and handed over (upgrade in place).
+    pub(crate) fn inherit(fd: std::os::fd::OwnedFd, path: &Path) -> Result<Self, BindError> {
+        let io_err = |source| BindError::Io { path: path.to_owned(), source };
+        let std = std::os::unix::net::UnixListener::from(fd);
+        std.set_nonblocking(true).map_err(io_err)?;
+        let listener = UnixListener::from_std(std).map_err(io_err)?;
+        let meta = std::fs::metadata(path).map_err(io_err)?;
+        Ok(Self { listener, path: path.to_owned(), inode: (meta.dev(), meta.ino()) })
+    }
+
     /// Removes the socket file if it is still the one we bound (a newer daemon may own the path).
     pub(crate) fn remove_file(&self) {
         if let Ok(meta) = std::fs::metadata(&self.path)

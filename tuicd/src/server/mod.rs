@@ -13,6 +13,7 @@ pub(crate) mod router;
 mod rules;
 mod service;
 pub(crate) mod tcp;
+mod upgrade_glue;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -65,6 +66,8 @@ pub struct Daemon {
     stopping: watch::Sender<bool>,
     /// SIGHUP, taken over before the socket is bound; handled once serving.
     hangup: tokio::signal::unix::Signal,
+    /// When the previous image froze its sessions (Unix ms), after an upgrade in place.
+    frozen_unix_ms: Option<u64>,
 }
 
 impl Daemon {
@@ -78,7 +81,19 @@ impl Daemon {
             ownership::claim_private_dir(dir).map_err(anyhow::Error::msg)?;
         }
         let hangup = reload::listen()?;
-        let ipc = IpcListener::bind(&socket_path).await?;
+        let upgrade_signal = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined2())?;
+        let inherited = match crate::upgrade::take_inherited() {
+            Some(Ok(inherited)) => Some(inherited),
+            Some(Err(e)) => {
+                tracing::error!(error = %e, "the previous image's hand-over is unreadable; starting afresh");
+                None
+            }
+            None => None,
+        };
+        let (ipc, inherited) = match inherited {
+            Some((fd, inherited)) => (IpcListener::inherit(fd, &socket_path)?, Some(inherited)),
+            None => (IpcListener::bind(&socket_path).await?, None),
+        };
         tracing::info!(listener = "ipc", path = %socket_path.display(), "IPC listener bound (always on)");
         let (stopping, shutdown) = watch::channel(false);
         let app = App::new(Shared::new(
@@ -89,6 +104,19 @@ impl Daemon {
             options.request_timeout,
             options.port_override,
         ));
+        let keep_dir = paths::keep_dir(&app.socket_path);
+        let upgraded = inherited.is_some();
+        let (keep, left) = tokio::task::spawn_blocking(move || crate::keep::Keep::open(&keep_dir, upgraded)).await?;
+        app.sessions.set_keep(Arc::new(keep));
+        let frozen_unix_ms = inherited.as_ref().map(|i| i.frozen_unix_ms);
+        if let Some(inherited) = inherited {
+            upgrade_glue::take_over(&app, inherited);
+        }
+        // What the holder has beyond the sessions handed over is a dead daemon's.
+        let recovered = app.sessions.recover(left);
+        if recovered > 0 {
+            tracing::info!(sessions = recovered, "crash recovery: sessions of the previous daemon taken back");
+        }
         if let Err(e) = app.tcp.restart(&app).await {
             ipc.remove_file();
             anyhow::bail!("remote access is enabled but its listener cannot start: {e}");
@@ -98,28 +126,43 @@ impl Daemon {
         // keyring's one bounded probe and load, else the file) is opened before they start.
         app.oauth.open_credentials().await;
         app.start_services(options.mcp_session_ttl);
-        Ok(Self { app, ipc, stopping, hangup })
+        upgrade_glue::on_signal(&app, upgrade_signal);
+        Ok(Self { app, ipc, stopping, hangup, frozen_unix_ms })
     }
 
     /// Serves until `shutdown` resolves, then stops accepting, ends long-lived streams, drains
     /// in-flight requests and removes the socket file.
     pub async fn serve(self, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
-        let Self { app, ipc, stopping, hangup } = self;
+        let Self { app, ipc, stopping, hangup, frozen_unix_ms } = self;
+        if let Some(frozen) = frozen_unix_ms {
+            let waited = crate::upgrade::since(frozen).as_millis() as u64;
+            tracing::info!(since_frozen_ms = waited, "upgraded in place: accepting connections again");
+        }
         reload::spawn(app.clone(), hangup, stopping.subscribe());
         let graceful = GracefulShutdown::new();
         let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+        let mut upgrades = app.upgrades.take_receiver().ok_or_else(|| anyhow::anyhow!("serve runs once"))?;
         tokio::pin!(shutdown);
         loop {
-            let permit = tokio::select! {
-                _ = &mut shutdown => break,
-                permit = slots.clone().acquire_owned() => permit?,
+            let accept = async {
+                let permit = slots.clone().acquire_owned().await?;
+                anyhow::Ok((ipc.listener.accept().await, permit))
             };
-            let stream = tokio::select! {
+            let (accepted, permit) = tokio::select! {
                 _ = &mut shutdown => break,
-                accepted = ipc.listener.accept() => match accepted {
-                    Ok((stream, _)) => stream,
-                    Err(e) => { tracing::warn!(error = %e, "IPC accept failed"); continue; }
-                },
+                Some(reply) = upgrades.recv() => {
+                    // Returns only when refused: on success the process image is replaced.
+                    let _ = reply.send(upgrade_glue::run(&app, &ipc).await);
+                    continue;
+                }
+                accepted = accept => accepted?,
+            };
+            let stream = match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    tracing::warn!(error = %e, "IPC accept failed");
+                    continue;
+                }
             };
             let mut caller = Caller::ipc().on_socket(std::os::fd::AsRawFd::as_raw_fd(&stream));
             caller.peer_pid =
@@ -127,6 +170,7 @@ impl Daemon {
             service::serve_connection(app.clone(), caller, PermitStream::new(stream, permit), graceful.watcher(), None);
         }
         tracing::info!("shutting down: no new connections; draining in-flight requests");
+        app.upstreams.drain(SHUTDOWN_DRAIN).await;
         ipc.remove_file();
         let _ = stopping.send(true);
         app.tcp.stop().await;

@@ -2,7 +2,7 @@
 
 use http::Method;
 
-use super::rules::{self, ADMIN, ANY, DRIVE, LOCAL_DRIVE, OBSERVE, drive, observe};
+use super::rules::{self, ADMIN, ANY, DRIVE, LOCAL_ADMIN, LOCAL_DRIVE, OBSERVE, drive, observe};
 use crate::http::{ApiError, ApiResult, Caller, Request, Response};
 use crate::routes;
 use crate::state::App;
@@ -36,6 +36,7 @@ pub(super) async fn route(app: App, caller: Caller, req: Request) -> Response {
     let result: ApiResult = match segments.as_slice() {
         ["health"] => methods!(gate, &method, GET [ANY] => routes::health::health(&app)),
         ["api", "version"] => methods!(gate, &method, GET [ANY] => routes::health::version()),
+        ["daemon", "upgrade"] => methods!(gate, &method, POST [LOCAL_ADMIN] => routes::daemon::upgrade(&app)),
         ["config"] => methods!(gate, &method,
             GET [ADMIN] => routes::config::get(&app),
             PUT [ADMIN] => routes::config::put(&app, &caller, req),
@@ -281,6 +282,7 @@ mod tests {
                     "DRIVE" => "drive",
                     "ADMIN" => "admin",
                     "LOCAL_DRIVE" => "drive, local only",
+                    "LOCAL_ADMIN" => "admin, local only",
                     "observe(id)" => "observe on {id}",
                     "drive(id)" => "drive on {id}",
                     other => panic!("{method} {route}: the docs check does not know rule {other}"),

@@ -26,6 +26,7 @@ pub(super) const OBSERVE: Rule<'static> = Rule::Daemon(Scope::Observe);
 pub(super) const DRIVE: Rule<'static> = Rule::Daemon(Scope::Drive);
 pub(super) const ADMIN: Rule<'static> = Rule::Daemon(Scope::Admin);
 pub(super) const LOCAL_DRIVE: Rule<'static> = Rule::Local(Scope::Drive);
+pub(super) const LOCAL_ADMIN: Rule<'static> = Rule::Local(Scope::Admin);
 
 /// Reads session `id`.
 pub(super) fn observe(id: &str) -> Rule<'_> {

@@ -46,9 +46,7 @@ impl ChildProcess {
 
     /// Whether the process still runs (a zombie counts as gone).
     pub(crate) fn is_running(&self) -> bool {
-        let mut fds = [rustix::event::PollFd::new(&self.pidfd, rustix::event::PollFlags::IN)];
-        let zero = rustix::event::Timespec { tv_sec: 0, tv_nsec: 0 };
-        !matches!(rustix::event::poll(&mut fds, Some(&zero)), Ok(n) if n > 0)
+        running(self.pidfd.as_fd())
     }
 
     /// Waits for the process to exit. The exit code (or 128 + signal) when it is tuicd's child,
@@ -76,11 +74,19 @@ impl ChildProcess {
     }
 }
 
+/// Whether the process `pidfd` names still runs: a pidfd turns readable when it exits.
+pub(crate) fn running(pidfd: BorrowedFd<'_>) -> bool {
+    let mut fds = [rustix::event::PollFd::new(&pidfd, rustix::event::PollFlags::IN)];
+    let zero = rustix::event::Timespec { tv_sec: 0, tv_nsec: 0 };
+    !matches!(rustix::event::poll(&mut fds, Some(&zero)), Ok(n) if n > 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[tokio::test]
+    #[allow(clippy::zombie_processes, reason = "reaped through the pidfd")]
     async fn the_exit_code_of_a_child_and_of_a_killed_child() {
         let child = std::process::Command::new("/bin/sh").args(["-c", "exit 7"]).spawn().unwrap();
         let process = ChildProcess::spawned(&child).unwrap();
@@ -97,10 +103,8 @@ mod tests {
     #[tokio::test]
     async fn a_process_that_is_not_our_child_ends_with_an_unknown_code() {
         // `sh` starts `sleep` in the background and exits: `sleep` is reparented, not ours.
-        let out = std::process::Command::new("/bin/sh")
-            .args(["-c", "sleep 0.3 >/dev/null 2>&1 & echo $!"])
-            .output()
-            .unwrap();
+        let out =
+            std::process::Command::new("/bin/sh").args(["-c", "sleep 0.3 >/dev/null 2>&1 & echo $!"]).output().unwrap();
         let pid: u32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
         let pidfd = pidfd_open(Pid::from_raw(pid as i32).unwrap(), PidfdFlags::empty()).unwrap();
         let process = ChildProcess::adopted(pid, pidfd);

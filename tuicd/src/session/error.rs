@@ -18,6 +18,9 @@ pub(crate) enum SessionError {
     /// The session's child has exited; it no longer accepts input or resizes.
     #[error("session {session_id} has exited{}; it no longer accepts {action}", exit_suffix(*.exit_code))]
     Exited { session_id: String, exit_code: Option<i32>, action: &'static str },
+    /// The daemon is handing its sessions to its next process (upgrade in place).
+    #[error("the daemon is upgrading in place; create the session again in a moment")]
+    HandingOver,
     /// The PTY or the child could not be started.
     #[error("could not start the session: {0}")]
     Spawn(String),

@@ -57,9 +57,10 @@
 mod alias;
 pub(crate) mod asciicast;
 mod budget;
-pub(crate) mod child;
 pub mod capture;
+pub(crate) mod child;
 mod error;
+pub(crate) mod handover;
 pub(crate) mod hooks;
 mod owner;
 mod plain_lines;

@@ -12,11 +12,11 @@ use proto::session::ParsedEvent;
 use tokio::sync::{Notify, broadcast, mpsc, oneshot, watch};
 
 use super::capture::CaptureFile;
+use super::child::ChildProcess;
 use super::hooks::{AttachContext, AttachFactory, Attachment};
 use super::reader::ReaderControl;
 use super::ring::RawRing;
 use super::screen::ScreenModel;
-use super::child::ChildProcess;
 use super::spawn::{SpawnPlan, check_size};
 use super::writer::PtyWriter;
 use super::{Counters, SessionError, tasks};
@@ -346,6 +346,11 @@ impl Session {
         self.write_held(data.into()).await
     }
 
+    /// Whether every queued input chunk has been taken by the writer.
+    pub(super) fn input_drained(&self) -> bool {
+        self.input.capacity() == self.input.max_capacity()
+    }
+
     /// The writer lock every write holds; a framed write holds it across all of its parts.
     pub(crate) async fn writer(&self) -> tokio::sync::MutexGuard<'_, ()> {
         self.writer.lock().await
@@ -420,6 +425,14 @@ impl Session {
         }
         self.announcer.announce(SessionEvent::Resize { rows, cols });
         Ok(())
+    }
+
+    /// A duplicate of the PTY master, while the session runs (see [`super::handover`]).
+    pub(super) fn master_dup(&self) -> std::io::Result<OwnedFd> {
+        match self.winsize_fd.locked().as_ref() {
+            Some(fd) => fd.try_clone(),
+            None => Err(std::io::Error::other("the session has finished")),
+        }
     }
 
     /// Stops reading the PTY (the child blocks once the kernel buffer fills); idempotent.

@@ -45,12 +45,14 @@ pub(super) struct ReaderControl {
     /// An eventfd: written to wake the thread, drained by it.
     wake: OwnedFd,
     stop: AtomicBool,
+    /// Flips to true when the thread has ended (it reads nothing more).
+    pub(super) ended: tokio::sync::watch::Sender<bool>,
 }
 
 impl ReaderControl {
     pub(super) fn new() -> std::io::Result<Self> {
         let wake = eventfd(0, EventfdFlags::CLOEXEC | EventfdFlags::NONBLOCK)?;
-        Ok(Self { wake, stop: AtomicBool::new(false) })
+        Ok(Self { wake, stop: AtomicBool::new(false), ended: tokio::sync::watch::channel(false).0 })
     }
 
     /// Makes the thread look at `paused` and the stop flag again.
@@ -72,6 +74,7 @@ pub(super) fn spawn(session: Arc<Session>, pty: OwnedFd) -> std::io::Result<ones
     let (done, finished) = oneshot::channel();
     std::thread::Builder::new().name("tuicd-pty-read".into()).stack_size(PTY_READER_STACK_BYTES).spawn(move || {
         read_until_end(&session, &pty);
+        session.reader.ended.send_replace(true);
         let _ = done.send(());
     })?;
     Ok(finished)

@@ -43,6 +43,8 @@ struct Shared {
     /// Builds what attaches to each new session, installed once by the composition root (see
     /// [`super::hooks`]).
     attach: std::sync::OnceLock<AttachFactory>,
+    /// Holds each session's descriptors outside the daemon (see [`crate::keep`]), once installed.
+    keep: std::sync::OnceLock<Arc<crate::keep::Keep>>,
 }
 
 #[derive(Default)]
@@ -55,6 +57,8 @@ struct State {
     aliases: AliasBook,
     /// `Some(filter)` while capture is on; `filter` is one session id or all sessions.
     capture: Option<Option<String>>,
+    /// Set once the sessions are being handed to the next process: no creation from then on.
+    handing_over: bool,
 }
 
 /// The names a creation still spawning holds, so that no other creation takes them meanwhile.
@@ -104,6 +108,7 @@ impl SessionRegistry {
                 captures_dir: config_dir.join("captures"),
                 sampler: Mutex::new(ProcessSampler::default()),
                 attach: std::sync::OnceLock::new(),
+                keep: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -134,6 +139,9 @@ impl SessionRegistry {
         }
         let (id, alias) = {
             let mut state = self.lock();
+            if state.handing_over {
+                return Err(SessionError::HandingOver);
+            }
             if state.live.len() + state.pending.len() >= max_sessions {
                 self.count_failure();
                 return Err(SessionError::Limit { max: max_sessions });
@@ -187,14 +195,22 @@ impl SessionRegistry {
             state.live.insert(id.clone(), session.clone());
         }
         drop(state);
+        self.keep(&session);
         self.shared.counters.total_spawned.fetch_add(1, Ordering::Relaxed);
-        self.shared.events.publish(
-            SESSION_CREATED,
-            &json!({"session_id": session.id, "cwd": session.cwd.display().to_string(),
-                    "agent_type": session.agent_type, "display_name": session.display_name}),
-        );
-        self.shared.events.publish(TERM_ALIAS_ASSIGNED, &json!({"session_id": session.id, "alias": session.alias}));
+        self.announce_created(&session, false);
         Ok(session)
+    }
+
+    /// `session-created` and `term-alias-assigned`; `recovered` marks a session taken back after
+    /// a crash (see [`super::handover`]).
+    pub(super) fn announce_created(&self, session: &Session, recovered: bool) {
+        let mut created = json!({"session_id": session.id, "cwd": session.cwd.display().to_string(),
+                                 "agent_type": session.agent_type, "display_name": session.display_name});
+        if recovered {
+            created["recovered"] = json!(true);
+        }
+        self.shared.events.publish(SESSION_CREATED, &created);
+        self.shared.events.publish(TERM_ALIAS_ASSIGNED, &json!({"session_id": session.id, "alias": session.alias}));
     }
 
     /// The one resolver: PTY id, `tuic_session` or alias; live sessions first, then tombstones.
@@ -264,8 +280,50 @@ impl SessionRegistry {
         }
     }
 
+    /// Installs the holder that keeps every session created from now on (once).
+    pub(crate) fn set_keep(&self, keep: Arc<crate::keep::Keep>) {
+        let _ = self.shared.keep.set(keep);
+    }
+
+    /// Which holder keeps the sessions' descriptors: `systemd`, `keeper` or `off`.
+    pub(crate) fn kept_by(&self) -> &'static str {
+        self.keeper().map_or("off", |k| k.holder())
+    }
+
+    pub(super) fn keeper(&self) -> Option<&Arc<crate::keep::Keep>> {
+        self.shared.keep.get()
+    }
+
+    /// No session is created from now on (see [`super::handover`]).
+    pub(super) fn set_handing_over(&self) {
+        self.lock().handing_over = true;
+    }
+
+    /// The alias a handed-over session had, recorded so new ones do not take it again.
+    pub(super) fn reserve_alias(&self, cwd: &std::path::Path, alias: &str) -> String {
+        let mut state = self.lock();
+        let State { aliases, live, .. } = &mut *state;
+        aliases.assign(cwd, Some(alias), |a| live.values().any(|s| s.alias == a))
+    }
+
+    pub(super) fn attach_factory(&self) -> Option<AttachFactory> {
+        self.shared.attach.get().cloned()
+    }
+
+    pub(super) fn shared_counters(&self) -> Arc<super::Counters> {
+        self.shared.counters.clone()
+    }
+
+    /// Registers a handed-over session as live (unless it has already ended).
+    pub(super) fn insert_adopted(&self, session: &Arc<Session>) {
+        let mut state = self.lock();
+        if session.exit_info().is_none() {
+            state.live.insert(session.id.clone(), session.clone());
+        }
+    }
+
     /// The supervisor's `on_close`: live -> tombstone, then `session-closed`.
-    fn retire(&self, session: &Arc<Session>) {
+    pub(super) fn retire(&self, session: &Arc<Session>) {
         let reason = session.exit_info().map_or("closed", |e| e.reason);
         {
             let mut state = self.lock();
@@ -276,6 +334,7 @@ impl SessionRegistry {
             state.tombstones.push_back((Instant::now(), session.clone()));
         }
         session.set_capture(None);
+        self.unkeep(session);
         if let Some(hooks) = session.hooks() {
             hooks.on_retired(session.exit_info().and_then(|e| e.exit_code));
         }

@@ -49,6 +49,11 @@ impl Sizes {
         Self { rule, default: WindowSize::default(), clients: Vec::new(), manual: None, seq: 0, next_id: 0 }
     }
 
+    /// The session's own rule, if it was created with one.
+    pub(super) fn own_rule(&self) -> Option<WindowSize> {
+        self.rule
+    }
+
     fn rule(&self) -> WindowSize {
         self.rule.unwrap_or(self.default)
     }

@@ -49,9 +49,16 @@ pub(crate) struct DaemonBuilder {
     config: Option<Value>,
     env: Vec<(String, String)>,
     args: Vec<String>,
+    binary: Option<PathBuf>,
 }
 
 impl DaemonBuilder {
+    /// Runs this binary instead of the one cargo built (a copy the test may replace).
+    pub(crate) fn binary(mut self, path: PathBuf) -> Self {
+        self.binary = Some(path);
+        self
+    }
+
     pub(crate) fn config(mut self, config: Value) -> Self {
         self.config = Some(config);
         self
@@ -82,7 +89,7 @@ impl DaemonBuilder {
         }
         let log_path = dir.path().join("tuicd.log");
         let log = std::fs::OpenOptions::new().create(true).append(true).open(&log_path).unwrap();
-        let mut command = Command::new(env!("CARGO_BIN_EXE_tuicd"));
+        let mut command = Command::new(self.binary.unwrap_or_else(|| env!("CARGO_BIN_EXE_tuicd").into()));
         command
             .arg("--config-dir")
             .arg(dir.path())
@@ -90,9 +97,13 @@ impl DaemonBuilder {
             .env_remove("TUIC_PORT")
             .env_remove("TUIC_INSTANCE")
             .env_remove("TUIC_SESSION")
+            .env_remove("NOTIFY_SOCKET")
             .env("RUST_LOG", std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into()))
             // Test daemons never reach the user's own keyring; the keyring tests ask for it.
             .env("TUIC_CREDENTIALS_STORE", "file")
+            // Tests kill their daemons: a keeper would keep every session's program running on.
+            // The crash-recovery tests turn it back on.
+            .env("TUIC_KEEPER", "off")
             .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -123,7 +134,7 @@ pub(crate) struct Daemon {
 
 impl Daemon {
     pub(crate) fn builder() -> DaemonBuilder {
-        DaemonBuilder { dir: None, config: None, env: Vec::new(), args: Vec::new() }
+        DaemonBuilder { dir: None, config: None, env: Vec::new(), args: Vec::new(), binary: None }
     }
 
     pub(crate) async fn start() -> Daemon {
