@@ -1,40 +1,19 @@
-"""What the agents-outlive-the-daemon checks share: a tuicd on a socket in a temp dir, its REST API,
-and waits on conditions with deadlines. Python 3.11 stdlib only."""
+"""What the agents-outlive-the-daemon checks share: a tuicd on a socket in a temp dir and its REST
+API; the Unix-socket HTTP client and the waits with deadlines are the agent bed's
+(tests/agents/tuic.py). Python 3.11 stdlib only."""
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import signal
-import socket
 import subprocess
+import sys
 import tempfile
-import time
 from pathlib import Path
 
-
-class UnixConnection(http.client.HTTPConnection):
-    def __init__(self, path: str, timeout: float = 30):
-        super().__init__("tuic", timeout=timeout)
-        self.path = path
-
-    def connect(self):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(self.timeout)
-        self.sock.connect(self.path)
-
-
-def wait_for(what: str, check, timeout: float = 30.0, interval: float = 0.02):
-    """Polls `check` until it returns something truthy; fails naming `what` at the deadline."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(interval)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "agents"))
+from tuic import UnixConnection, wait_for  # noqa: E402,F401  (the bed's own client and waits)
 
 
 class Api:
