@@ -273,3 +273,60 @@ async fn a_binary_that_cannot_read_the_snapshot_is_refused_and_the_daemon_serves
     let (status, _) = daemon.post("/sessions", json!({"shell": "/bin/sh"})).await;
     assert_eq!(status, StatusCode::CREATED, "sessions are still created");
 }
+
+/// The agent engine's view is not handed over: it is learnt again from the ring the new image
+/// replays and the output that follows. Three fake agents mid-turn across an upgrade are seen
+/// working, then finish, are confirmed idle and take their next prompt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agents_mid_turn_across_an_upgrade_finish_their_turn_and_take_the_next_prompt() {
+    use crate::mcp_client::{call, ok};
+    let daemon = Daemon::start().await;
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let body =
+            json!({"shell": crate::agents::fake_agent(), "args": [], "agent_type": "claude", "cwd": daemon.dir.path()});
+        let (status, created) = daemon.post("/sessions", body).await;
+        assert_eq!(status, StatusCode::CREATED, "{created}");
+        ids.push(created["session_id"].as_str().unwrap().to_owned());
+    }
+    let status = |id: String| {
+        let daemon = &daemon;
+        async move { ok(daemon, "session", json!({"action": "status", "session_id": id})).await }
+    };
+    for id in &ids {
+        wait_until("the fake agent confirmed idle", DEADLINE, || async {
+            (status(id.clone()).await["state"]["idle_confirmed"] == json!(true)).then_some(())
+        })
+        .await;
+        let (failed, receipt) =
+            call(&daemon, "session", json!({"action": "submit", "session_id": id, "input": "gate job"})).await;
+        assert!(!failed && receipt["submitted"] == json!(true), "{receipt}");
+    }
+    for id in &ids {
+        wait_until("the agent working", DEADLINE, || async {
+            (status(id.clone()).await["agent_state"] == json!("working")).then_some(())
+        })
+        .await;
+    }
+
+    let upgraded = tuicd_cli(daemon.dir.path(), &["upgrade"]);
+    assert!(upgraded.status.success(), "{}", String::from_utf8_lossy(&upgraded.stderr));
+    for id in &ids {
+        let seen = wait_until("the agent seen working again", DEADLINE, || async {
+            let s = status(id.clone()).await;
+            (s["agent_state"] == json!("working")).then_some(s)
+        })
+        .await;
+        assert_ne!(seen["state"]["idle_confirmed"], json!(true), "mid-turn is not idle: {seen}");
+    }
+
+    std::fs::write(daemon.dir.path().join("gate.open"), "").unwrap();
+    for id in &ids {
+        let waited = ok(&daemon, "session", json!({"action": "wait", "session_id": id, "timeout_ms": 15000})).await;
+        assert_eq!(waited["met"], json!(true), "{waited}");
+        let (failed, receipt) =
+            call(&daemon, "session", json!({"action": "submit", "session_id": id, "input": "second job"})).await;
+        assert!(!failed && receipt["submitted"] == json!(true), "the agent refused its next prompt: {receipt}");
+        crate::mcp_client::wait_session_output(&daemon, id, "done: second job").await;
+    }
+}
