@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::CONTEXT_MAX_BYTES;
 use crate::child::{self, SpawnError, Spec};
-use crate::github::GhError;
+use crate::github::{GH_ENV, GhError};
 use crate::limits::{GH_CALL_TIMEOUT, GH_OUTPUT_MAX_BYTES};
 use crate::repos::{RepoError, git};
 
@@ -32,15 +32,6 @@ pub(crate) struct PrDiff {
     pub files: Vec<String>,
 }
 
-/// Environment every `gh` call gets (as the GitHub layer's): no prompt, pager, colour or update check.
-const GH_ENV: &[(&str, &str)] = &[
-    ("GH_PROMPT_DISABLED", "1"),
-    ("GH_NO_UPDATE_NOTIFIER", "1"),
-    ("GH_SPINNER_DISABLED", "1"),
-    ("GH_PAGER", "cat"),
-    ("NO_COLOR", "1"),
-    ("CLICOLOR", "0"),
-];
 
 /// `gh pr diff <number> --color never` in `cwd`.
 pub(crate) async fn pr_diff(cwd: &Path, number: u64) -> Result<PrDiff, GhError> {

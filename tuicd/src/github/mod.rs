@@ -38,7 +38,7 @@ pub(crate) enum GhError {
 }
 
 /// Environment every `gh` call gets: no prompt, no pager, no colour, no update check.
-const GH_ENV: &[(&str, &str)] = &[
+pub(crate) const GH_ENV: &[(&str, &str)] = &[
     ("GH_PROMPT_DISABLED", "1"),
     ("GH_NO_UPDATE_NOTIFIER", "1"),
     ("GH_SPINNER_DISABLED", "1"),

@@ -7,12 +7,12 @@
 
 use serde::Deserialize;
 
-use super::github::repo_dir;
+use super::github::{allow_write, repo_dir};
 use crate::ai::tasks::{self, Focus, Proposal};
 use crate::ai::{Slot, context};
 use crate::github::{self, NewIssue};
 use crate::http::body::{ok_json, query, read_json};
-use crate::http::{ApiError, ApiResult, Caller, Request, Transport};
+use crate::http::{ApiError, ApiResult, Caller, Request};
 use crate::state::App;
 
 /// The event a finished scan publishes on `/events`, its payload the scan's answer.
@@ -109,13 +109,3 @@ pub(crate) async fn create_issue_from_proposal(app: &App, caller: &Caller, req: 
     ok_json(&github::create_issue(&dir, &issue).await?)
 }
 
-/// As the other GitHub writes: a caller on this machine writes at once; a remote one needs a
-/// person's confirmation.
-async fn allow_write(app: &App, caller: &Caller, what: String) -> Result<(), ApiError> {
-    let Transport::Tcp { peer, .. } = caller.transport else { return Ok(()) };
-    if caller.is_loopback() {
-        return Ok(());
-    }
-    let requester = format!("REST caller over remote access from {}", peer.ip());
-    Ok(github::confirm_write(&app.ui, requester, what).await?)
-}

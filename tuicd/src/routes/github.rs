@@ -93,8 +93,9 @@ pub(crate) async fn post_pr_review(app: &App, caller: &Caller, req: Request) -> 
     ok_json(&github::post_pr_review(&dir, &review).await?)
 }
 
-/// A caller on this machine writes at once; a remote one needs a person's confirmation.
-async fn allow_write(app: &App, caller: &Caller, what: String) -> Result<(), ApiError> {
+/// A caller on this machine writes at once; a remote one needs a person's confirmation (the
+/// GitHub writes here and the AI routes' issue creation).
+pub(super) async fn allow_write(app: &App, caller: &Caller, what: String) -> Result<(), ApiError> {
     let Transport::Tcp { peer, .. } = caller.transport else { return Ok(()) };
     if caller.is_loopback() {
         return Ok(());

@@ -46,26 +46,11 @@ impl Upstreams {
         mut params: Value,
         caller: Option<Caller>,
     ) -> Result<Value, CallError> {
-        let Some(entry) = self.by_name(upstream) else {
-            let valid: Vec<String> = self.all().iter().map(|e| e.server.name.clone()).collect();
-            return Err(CallError::UnknownUpstream { name: upstream.to_owned(), valid: valid.join(", ") });
-        };
+        let entry = self.named(upstream)?;
         let name = entry.server.name.clone();
         let client = {
             let state = entry.state.locked();
-            match state.status {
-                Status::Ready => {}
-                status @ (Status::NeedsAuth | Status::Authenticating) => {
-                    return Err(CallError::NeedsAuth { name, status: status.as_str() });
-                }
-                status => {
-                    return Err(CallError::Unavailable {
-                        name,
-                        status: status.as_str(),
-                        last_error: state.last_error.clone(),
-                    });
-                }
-            }
+            super::forward::refuse_unless_ready(&name, &state)?;
             let admitted = |t: &str| entry.admits(t);
             let listed = state.tools.iter().any(|t| t.get("name").and_then(Value::as_str) == Some(tool));
             if !listed || !admitted(tool) {

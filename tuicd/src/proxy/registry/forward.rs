@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{CallError, Client, Entry, Status, Upstreams};
+use super::{CallError, Client, Entry, EntryState, Status, Upstreams};
 use crate::lock::Recover;
 use crate::proxy::wire::{RequestOpts, UpstreamError};
 
@@ -26,29 +26,37 @@ impl Upstreams {
 
     /// The entry and client of the upstream named `upstream`, when it is ready.
     fn ready_client(&self, upstream: &str) -> Result<(Arc<Entry>, Arc<Client>), CallError> {
-        let Some(entry) = self.by_name(upstream) else {
-            let valid: Vec<String> = self.all().iter().map(|e| e.server.name.clone()).collect();
-            return Err(CallError::UnknownUpstream { name: upstream.to_owned(), valid: valid.join(", ") });
-        };
+        let entry = self.named(upstream)?;
         let name = entry.server.name.clone();
         let state = entry.state.locked();
-        match state.status {
-            Status::Ready => {}
-            status @ (Status::NeedsAuth | Status::Authenticating) => {
-                return Err(CallError::NeedsAuth { name, status: status.as_str() });
-            }
-            status => {
-                return Err(CallError::Unavailable {
-                    name,
-                    status: status.as_str(),
-                    last_error: state.last_error.clone(),
-                });
-            }
-        }
+        refuse_unless_ready(&name, &state)?;
         let Some(client) = state.client.clone() else {
             return Err(CallError::Unavailable { name, status: "connecting", last_error: None });
         };
         drop(state);
         Ok((entry, client))
+    }
+
+    /// The upstream named `upstream`, or the error that lists the names there are.
+    pub(super) fn named(&self, upstream: &str) -> Result<Arc<Entry>, CallError> {
+        self.by_name(upstream).ok_or_else(|| {
+            let valid: Vec<String> = self.all().iter().map(|e| e.server.name.clone()).collect();
+            CallError::UnknownUpstream { name: upstream.to_owned(), valid: valid.join(", ") }
+        })
+    }
+}
+
+/// Why a call cannot go to the upstream `name` in `state` now, unless it is ready.
+pub(super) fn refuse_unless_ready(name: &str, state: &EntryState) -> Result<(), CallError> {
+    match state.status {
+        Status::Ready => Ok(()),
+        status @ (Status::NeedsAuth | Status::Authenticating) => {
+            Err(CallError::NeedsAuth { name: name.to_owned(), status: status.as_str() })
+        }
+        status => Err(CallError::Unavailable {
+            name: name.to_owned(),
+            status: status.as_str(),
+            last_error: state.last_error.clone(),
+        }),
     }
 }
