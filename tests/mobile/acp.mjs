@@ -3,13 +3,14 @@
 // starting the connection, opening a session, and following its turns over the stream WebSocket.
 // Usage: node tests/mobile/acp.mjs <tuicd binary> <screenshot dir>
 // Prints one line per check and "N passed, M failed"; exits non-zero on any failure.
-import { spawn, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+
+import { DEADLINE_MS, bed, freePort, until } from "./lib.mjs";
 
 const [tuicd, shots] = process.argv.slice(2);
 if (!tuicd || !shots) throw new Error("usage: acp.mjs <tuicd binary> <screenshot dir>");
@@ -17,7 +18,6 @@ fs.mkdirSync(shots, { recursive: true });
 
 const USER = "phone";
 const PASSWORD = "correct horse";
-const DEADLINE_MS = 10_000;
 const PHONE = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
 const FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
   "--disable-component-update", "--disable-sync"];
@@ -36,8 +36,7 @@ function writeConfig(agent) {
     ...(agent ? { ego_executable: "python3", ego_args: [AGENT] } : {}) }));
 }
 
-let daemon = null;
-let results = [];
+const { api, check, tally, startDaemon, stopDaemon } = bed({ tuicd, dir, base, auth });
 const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", headless: true, args: FLAGS });
 try {
   await run();
@@ -46,9 +45,7 @@ try {
   await stopDaemon();
   fs.rmSync(dir, { recursive: true, force: true });
 }
-const failed = results.filter((r) => !r.ok).length;
-console.log(`${results.length - failed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+process.exit(tally());
 
 // ---- the checks ----
 
@@ -305,76 +302,3 @@ async function run() {
 }
 
 // ---- helpers (as in mobile.mjs) ----
-
-async function check(name, body) {
-  const started = Date.now();
-  try {
-    await body();
-    results.push({ name, ok: true });
-    console.log(`ok   ${name} (${Date.now() - started} ms)`);
-  } catch (error) {
-    results.push({ name, ok: false });
-    console.log(`FAIL ${name}: ${error.message.split("\n")[0]}`);
-    if (daemon) console.log(`  daemon log tail:\n${tail(path.join(dir, "tuicd.log"))}`);
-  }
-}
-
-function tail(file) {
-  try {
-    return fs.readFileSync(file, "utf8").split("\n").slice(-8).join("\n");
-  } catch {
-    return "(no log)";
-  }
-}
-
-async function api(method, route, body) {
-  const headers = { authorization: auth, "x-requested-with": "tuic-mobile-test" };
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const response = await fetch(base + route, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const json = await response.json().catch(() => ({}));
-  if (!response.ok) throw new Error(`${method} ${route}: ${response.status} ${JSON.stringify(json)}`);
-  return json;
-}
-
-/** Polls `ok` until it answers true, or fails naming `what` after the deadline. */
-async function until(what, ok) {
-  const deadline = Date.now() + DEADLINE_MS;
-  for (let pause = 20; ; pause = Math.min(pause * 2, 200)) {
-    if (await ok()) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, pause));
-  }
-}
-
-async function startDaemon() {
-  const log = fs.openSync(path.join(dir, "tuicd.log"), "a");
-  daemon = spawn(tuicd, ["--config-dir", dir], { stdio: ["ignore", "ignore", log] });
-  const until = Date.now() + 30_000;
-  for (;;) {
-    try {
-      if ((await fetch(`${base}/health`, { headers: { authorization: auth } })).ok) return;
-    } catch {}
-    if (daemon.exitCode !== null || Date.now() > until) throw new Error(`tuicd did not start:\n${tail(path.join(dir, "tuicd.log"))}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-/** SIGTERM, then waits for the exit, so a restart gets the same port back. */
-async function stopDaemon() {
-  if (!daemon) return;
-  const stopping = daemon;
-  daemon = null;
-  if (stopping.exitCode !== null) return;
-  const exited = new Promise((resolve) => stopping.once("exit", resolve));
-  stopping.kill("SIGTERM");
-  await exited;
-}
-
-function freePort() {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}

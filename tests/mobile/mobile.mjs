@@ -2,13 +2,15 @@
 // (TCP + Basic Auth on loopback), a phone-sized touch viewport, and the browser's own credentials.
 // Usage: node tests/mobile/mobile.mjs <tuicd binary> <screenshot dir>
 // Prints one line per check and "N passed, M failed"; exits non-zero on any failure.
-import { spawn, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { chromium } from "playwright-core";
+
+import { DEADLINE_MS, bed, freePort, until, waitBuffer } from "./lib.mjs";
 import { startUpstreams, upstreamChecks } from "./upstreams.mjs";
 
 const [tuicd, shots] = process.argv.slice(2);
@@ -17,7 +19,6 @@ fs.mkdirSync(shots, { recursive: true });
 
 const USER = "phone";
 const PASSWORD = "correct horse";
-const DEADLINE_MS = 10_000;
 const PHONE = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
 const FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
   "--disable-component-update", "--disable-sync"];
@@ -37,8 +38,7 @@ fs.writeFileSync(path.join(dir, "config.json"), JSON.stringify({ services: {
 // Protected MCP upstreams behind an OAuth authorization server, each needs_auth at start.
 const upstreams = await startUpstreams(dir);
 
-let daemon = null;
-let results = [];
+const { api, create, waitPty, check, tally, startDaemon, stopDaemon } = bed({ tuicd, dir, base, auth });
 const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", headless: true, args: FLAGS });
 try {
   await run();
@@ -48,9 +48,7 @@ try {
   upstreams.stop();
   fs.rmSync(dir, { recursive: true, force: true });
 }
-const failed = results.filter((r) => !r.ok).length;
-console.log(`${results.length - failed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+process.exit(tally());
 
 // ---- the checks ----
 
@@ -80,15 +78,15 @@ async function run() {
 
   await check("live output arrives over the WebSocket, into the terminal", async () => {
     await page.locator("#sessions").getByText("phone-shell").tap();
-    await waitTerm(page, "ready");
+    await waitBuffer(page, "ready");
     await api("POST", `/sessions/${shell}/write`, { data: "from-the-desk\n" });
-    await waitTerm(page, "got:from-the-desk");
+    await waitBuffer(page, "got:from-the-desk");
   });
 
   await check("a quick-reply chip reaches the PTY", async () => {
     await page.locator("#chips").getByText("Yes", { exact: true }).tap();
     await waitPty(shell, "got:y");
-    await waitTerm(page, "got:y");
+    await waitBuffer(page, "got:y");
   });
 
   await check("the text input writes a line", async () => {
@@ -134,7 +132,7 @@ async function run() {
 
   await check("a session that exits while viewed says so and stops taking input", async () => {
     await page.goto(`${base}/mobile#/s/${shell}`);
-    await waitTerm(page, "got:typed on the phone");
+    await waitBuffer(page, "got:typed on the phone");
     await api("POST", `/sessions/${shell}/write`, { data: "\x04" });
     await page.locator("#ended").getByText("exited").waitFor({ timeout: DEADLINE_MS });
     if (!(await page.locator("#text").isDisabled())) throw new Error("the input still takes text");
@@ -223,36 +221,6 @@ async function run() {
 
 // ---- helpers ----
 
-async function check(name, body) {
-  const started = Date.now();
-  try {
-    await body();
-    results.push({ name, ok: true });
-    console.log(`ok   ${name} (${Date.now() - started} ms)`);
-  } catch (error) {
-    results.push({ name, ok: false });
-    console.log(`FAIL ${name}: ${error.message.split("\n")[0]}`);
-    if (daemon) console.log(`  daemon log tail:\n${tail(path.join(dir, "tuicd.log"))}`);
-  }
-}
-
-function tail(file) {
-  try {
-    return fs.readFileSync(file, "utf8").split("\n").slice(-8).join("\n");
-  } catch {
-    return "(no log)";
-  }
-}
-
-async function api(method, route, body) {
-  const headers = { authorization: auth, "x-requested-with": "tuic-mobile-test" };
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const response = await fetch(base + route, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const json = await response.json().catch(() => ({}));
-  if (!response.ok) throw new Error(`${method} ${route}: ${response.status} ${JSON.stringify(json)}`);
-  return json;
-}
-
 /** One JSON-RPC call to /mcp over the Unix socket, as a local agent makes it. */
 function mcp(method, params) {
   const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method, params });
@@ -272,74 +240,5 @@ function mcp(method, params) {
     });
     request.on("error", reject);
     request.end(body);
-  });
-}
-
-async function create(body) {
-  return (await api("POST", "/sessions", { cwd: dir, ...body })).session_id;
-}
-
-/** Waits until the page's terminal (xterm.js's buffer: scrollback and screen) holds `text`. */
-async function waitTerm(page, text) {
-  await page.waitForFunction((t) => {
-    const term = window.__tuicTerm;
-    if (!term) return false;
-    const b = term.buffer.active;
-    let all = "";
-    for (let y = 0; y < b.length; y++) all += b.getLine(y).translateToString(true) + "\n";
-    return all.includes(t);
-  }, text, { timeout: DEADLINE_MS });
-}
-
-/** Polls `ok` until it answers true, or fails naming `what` after the deadline. */
-async function until(what, ok) {
-  const deadline = Date.now() + DEADLINE_MS;
-  for (let pause = 20; ; pause = Math.min(pause * 2, 200)) {
-    if (await ok()) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, pause));
-  }
-}
-
-/** Waits until the session's own output (read over the API, not the page) shows `text`. */
-async function waitPty(id, text) {
-  let last = "";
-  try {
-    await until(JSON.stringify(text), async () => (last = (await api("GET", `/sessions/${id}/output?format=text`)).data).includes(text));
-  } catch (error) {
-    throw new Error(`the PTY never showed ${JSON.stringify(text)}:\n${last.slice(-400)}`);
-  }
-}
-
-async function startDaemon() {
-  const log = fs.openSync(path.join(dir, "tuicd.log"), "a");
-  daemon = spawn(tuicd, ["--config-dir", dir], { stdio: ["ignore", "ignore", log] });
-  const until = Date.now() + 30_000;
-  for (;;) {
-    try {
-      if ((await fetch(`${base}/health`, { headers: { authorization: auth } })).ok) return;
-    } catch {}
-    if (daemon.exitCode !== null || Date.now() > until) throw new Error(`tuicd did not start:\n${tail(path.join(dir, "tuicd.log"))}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-/** SIGTERM, then waits for the exit, so a restart gets the same port back. */
-async function stopDaemon() {
-  if (!daemon) return;
-  const stopping = daemon;
-  daemon = null;
-  if (stopping.exitCode !== null) return;
-  const exited = new Promise((resolve) => stopping.once("exit", resolve));
-  stopping.kill("SIGTERM");
-  await exited;
-}
-
-function freePort() {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
   });
 }

@@ -6,12 +6,13 @@
 // alone, and the desktop layout.
 // Usage: node tests/mobile/terminal.mjs <tuicd binary> <screenshot dir>
 // Prints one line per check (with its figures) and "N passed, M failed"; exits non-zero on any failure.
-import { spawn, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { chromium } from "playwright-core";
+
+import { DEADLINE_MS, bed, freePort, until, waitBuffer } from "./lib.mjs";
 
 const [tuicd, shots] = process.argv.slice(2);
 if (!tuicd || !shots) throw new Error("usage: terminal.mjs <tuicd binary> <screenshot dir>");
@@ -19,7 +20,6 @@ fs.mkdirSync(shots, { recursive: true });
 
 const USER = "phone";
 const PASSWORD = "correct horse";
-const DEADLINE_MS = 10_000;
 const PHONE = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
 const DESKTOP = { viewport: { width: 1280, height: 800 } };
 const FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -35,8 +35,7 @@ fs.writeFileSync(path.join(dir, "config.json"), JSON.stringify({ services: {
   server: { enabled: true, port, bind_address: "127.0.0.1" },
   auth: { username: USER, password_hash: hash, auth_rate_limit_max: 100 } } }));
 
-let daemon = null;
-const results = [];
+const { api, create, waitPty, check, tally, startDaemon, stopDaemon } = bed({ tuicd, dir, base, auth });
 const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", headless: true, args: FLAGS });
 try {
   await run();
@@ -45,9 +44,7 @@ try {
   await stopDaemon();
   fs.rmSync(dir, { recursive: true, force: true });
 }
-const failed = results.filter((r) => !r.ok).length;
-console.log(`${results.length - failed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+process.exit(tally());
 
 // ---- the checks ----
 
@@ -334,60 +331,10 @@ async function run() {
 
 // ---- helpers ----
 
-async function check(name, body) {
-  const started = Date.now();
-  try {
-    const figure = await body();
-    results.push({ name, ok: true });
-    console.log(`ok   ${name} (${Date.now() - started} ms)${figure ? `: ${figure}` : ""}`);
-  } catch (error) {
-    results.push({ name, ok: false });
-    console.log(`FAIL ${name}: ${error.message.split("\n").slice(0, 12).join("\n  ")}`);
-    if (daemon) console.log(`  daemon log tail:\n${tail(path.join(dir, "tuicd.log"))}`);
-  }
-}
-
-function tail(file) {
-  try {
-    return fs.readFileSync(file, "utf8").split("\n").slice(-8).join("\n");
-  } catch {
-    return "(no log)";
-  }
-}
-
-async function api(method, route, body) {
-  const headers = { authorization: auth, "x-requested-with": "tuic-mobile-test" };
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const response = await fetch(base + route, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const json = await response.json().catch(() => ({}));
-  if (!response.ok) throw new Error(`${method} ${route}: ${response.status} ${JSON.stringify(json)}`);
-  return json;
-}
-
-async function create(body) {
-  return (await api("POST", "/sessions", { cwd: dir, ...body })).session_id;
-}
-
 /** Opens a session's view and waits for its terminal. */
 async function openTerm(page, id) {
   await page.goto(`${base}/mobile#/s/${id}`);
   await page.waitForFunction(() => window.__tuicTerm && window.__tuicTerm.element, null, { timeout: DEADLINE_MS });
-}
-
-/** Waits until xterm.js's buffer (scrollback and screen) holds `text`. */
-async function waitBuffer(page, text) {
-  try {
-    await page.waitForFunction((t) => {
-      const term = window.__tuicTerm;
-      if (!term) return false;
-      const b = term.buffer.active;
-      let all = "";
-      for (let y = 0; y < b.length; y++) all += b.getLine(y).translateToString(true) + "\n";
-      return all.includes(t);
-    }, text, { timeout: DEADLINE_MS });
-  } catch (error) {
-    throw new Error(`the terminal never showed ${JSON.stringify(text)}`);
-  }
 }
 
 /** Waits until the visible screen satisfies `ok` ({alternate, cols, rows: [text]}); answers it. */
@@ -408,26 +355,6 @@ async function waitScreen(page, what, ok) {
   }
 }
 
-/** Polls `ok` until it answers true, or fails naming `what` after the deadline. */
-async function until(what, ok) {
-  const deadline = Date.now() + DEADLINE_MS;
-  for (let pause = 20; ; pause = Math.min(pause * 2, 200)) {
-    if (await ok()) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, pause));
-  }
-}
-
-/** Waits until the session's own output (read over the API, not the page) shows `text`. */
-async function waitPty(id, text) {
-  let last = "";
-  try {
-    await until(JSON.stringify(text), async () => (last = (await api("GET", `/sessions/${id}/output?format=text`)).data).includes(text));
-  } catch {
-    throw new Error(`the PTY never showed ${JSON.stringify(text)}:\n${last.slice(-400)}`);
-  }
-}
-
 /** Waits until the session's output shows `text` on `count` lines. */
 async function waitPtyCount(id, text, count, what) {
   let last = "";
@@ -439,36 +366,4 @@ async function waitPtyCount(id, text, count, what) {
   } catch {
     throw new Error(`${what}: the PTY never got ${text} (x${count}):\n${last.slice(-300)}`);
   }
-}
-
-async function startDaemon() {
-  const log = fs.openSync(path.join(dir, "tuicd.log"), "a");
-  daemon = spawn(tuicd, ["--config-dir", dir], { stdio: ["ignore", "ignore", log] });
-  const until = Date.now() + 30_000;
-  for (;;) {
-    try {
-      if ((await fetch(`${base}/health`, { headers: { authorization: auth } })).ok) return;
-    } catch {}
-    if (daemon.exitCode !== null || Date.now() > until) throw new Error(`tuicd did not start:\n${tail(path.join(dir, "tuicd.log"))}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-async function stopDaemon() {
-  if (!daemon) return;
-  const stopping = daemon;
-  daemon = null;
-  if (stopping.exitCode !== null) return;
-  const exited = new Promise((resolve) => stopping.once("exit", resolve));
-  stopping.kill("SIGTERM");
-  await exited;
-}
-
-function freePort() {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 }
