@@ -32,7 +32,6 @@ pub(crate) struct PrDiff {
     pub files: Vec<String>,
 }
 
-
 /// `gh pr diff <number> --color never` in `cwd`.
 pub(crate) async fn pr_diff(cwd: &Path, number: u64) -> Result<PrDiff, GhError> {
     let number = number.to_string();

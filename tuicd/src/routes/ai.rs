@@ -108,4 +108,3 @@ pub(crate) async fn create_issue_from_proposal(app: &App, caller: &Caller, req: 
     allow_write(app, caller, what).await?;
     ok_json(&github::create_issue(&dir, &issue).await?)
 }
-
